@@ -1,0 +1,25 @@
+// graphsub command line: parses flags and dispatches to one subcommand.
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "ir/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"graphsub: a superoptimizer for deep-learning computation graphs"};
+  app.require_subcommand(1);
+  graphsub::GlobalFlags flags;
+  app.add_flag("-q,--quiet", flags.quiet, "no progress lines or informational output");
+  graphsub::add_demo_command(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const graphsub::Error& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "internal error: {}\n", e.what());
+    return 2;
+  }
+  return flags.exit_code;
+}

@@ -1,0 +1,2 @@
+#pragma once
+// TODO(helper): fast executor on oneDNN.

@@ -1,0 +1,33 @@
+#pragma once
+// Canonical structural hashing: a node's hash depends on its operator, attributes, output types
+// and the hashes of what it reads, never on node ids or insertion order. Stable across runs
+// and machines (XXH3 over a fixed byte encoding).
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace graphsub {
+
+class Hasher {
+ public:
+  Hasher& add(uint64_t v);
+  Hasher& add(int64_t v) { return add(static_cast<uint64_t>(v)); }
+  Hasher& add(std::string_view s);
+  Hasher& add(const AttrValue& v);
+  Hasher& add(const Attrs& a);
+  Hasher& add(const TensorType& t);
+  uint64_t digest() const;
+
+ private:
+  std::vector<unsigned char> buf_;
+};
+
+uint64_t hash_bytes(const void* data, size_t n);
+
+// node_hashes()[id] for every alive node (0 for holes).
+std::vector<uint64_t> node_hashes(const Graph& g);
+uint64_t structural_hash(const Graph& g);
+
+}  // namespace graphsub

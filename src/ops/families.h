@@ -1,0 +1,18 @@
+#pragma once
+// Each operator family file defines its operators once and appends them here. Adding an
+// operator means adding one entry to its family's file.
+#include <vector>
+
+#include "ops/op_def.h"
+
+namespace graphsub {
+
+void register_source_ops(std::vector<OpDef>& defs);       // input, weight, constants
+void register_elementwise_ops(std::vector<OpDef>& defs);  // ewadd, add, relu, gelu, ...
+void register_linear_ops(std::vector<OpDef>& defs);       // matmul, transpose
+void register_conv_pool_ops(std::vector<OpDef>& defs);    // conv, enlarge, pools
+void register_shape_ops(std::vector<OpDef>& defs);        // concat, split, reshape, slice, pad
+void register_norm_ops(std::vector<OpDef>& defs);         // batchnorm, softmax, layernorm, reduce
+void register_opaque_ops(std::vector<OpDef>& defs);       // opaque
+
+}  // namespace graphsub

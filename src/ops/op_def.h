@@ -1,0 +1,95 @@
+#pragma once
+// The one definition of an operator: schema, attribute validation, shape inference, reference
+// kernels (one generic template instantiated for float and for wrap-around uint32), its name in
+// the axiom language, and its cost. Every stage (executors, verifier, generator, optimizer,
+// ONNX) reads operators only through this record.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/attrs.h"
+#include "ir/tensor_type.h"
+
+namespace graphsub {
+
+// A parameter value in the axiom language: an integer (stride 2, axis 1) or a symbol
+// (padding `same`, activation `relu`).
+using AxiomParam = std::variant<int64_t, std::string>;
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  std::optional<AttrValue> default_value;  // nullopt: the attribute is required
+  std::vector<std::string> choices;        // allowed values of a string attribute
+};
+
+// What a reference kernel sees: attributes, input/output types and flat row-major buffers
+// (output buffers are allocated by the caller from the inferred output types).
+template <class T>
+struct KernelIO {
+  const Attrs& attrs;
+  std::span<const TensorType> in_types;
+  std::span<const TensorType> out_types;
+  std::span<const T* const> in;
+  std::span<T* const> out;
+};
+template <class T>
+using Kernel = void (*)(const KernelIO<T>&);
+
+struct OpCost {
+  double flops = 0;  // arithmetic operations
+  double bytes = 0;  // bytes read and written
+};
+
+using InferFn = std::vector<TensorType> (*)(const Attrs&, std::span<const TensorType>);
+using CostFn = OpCost (*)(const Attrs&, std::span<const TensorType>, std::span<const TensorType>);
+
+enum class OpClass : uint8_t {
+  Source,   // no inputs: graph input, weight, constant
+  Compute,  // has reference semantics
+  Opaque,   // shapes known, semantics unknown (kept from ONNX, never rewritten through)
+};
+
+struct OpDef {
+  std::string name;        // IR name, e.g. "conv"
+  std::string axiom_name;  // name in the axiom/rule language ("" when not in it)
+  OpClass cls = OpClass::Compute;
+  int min_inputs = 0;
+  int max_inputs = 0;  // -1: variadic
+  std::vector<AttrSpec> attrs;
+  InferFn infer = nullptr;  // throws graphsub::Error naming the shapes on bad input
+  Kernel<float> kernel_f32 = nullptr;
+  Kernel<uint32_t> kernel_u32 = nullptr;
+  CostFn cost = nullptr;  // null: cost of streaming inputs and outputs once
+  bool elementwise = false;
+
+  // Binding to the axiom/rule language (generator operators only). A term applies an operator
+  // to its parameter arguments first, then its tensor arguments: (conv ?s ?p ?c ?x ?w).
+  // axiom_params names those parameters in order; their values are integers or symbols
+  // (AxiomParam), with the domains declared in specs/operators.axioms.
+  std::vector<std::string> axiom_params;
+  // IR attributes for given parameter values and input types (e.g. padding `same` -> pads
+  // from the kernel size). Null when the operator has no parameters.
+  Attrs (*params_to_attrs)(std::span<const AxiomParam> params, std::span<const TensorType> in) = nullptr;
+  // The parameter values of an IR node, or nullopt when the node lies outside the axiom
+  // language (e.g. asymmetric pads, a stride not expressible). Null: no parameters.
+  std::optional<std::vector<AxiomParam>> (*attrs_to_params)(const Attrs&, std::span<const TensorType> in) = nullptr;
+};
+
+// Fills defaults and checks kinds, choices, unknown names, arity; then infers output types.
+// Errors are thrown as graphsub::Error without the node prefix (callers add it).
+Attrs normalize_attrs(const OpDef& op, Attrs attrs);
+void check_arity(const OpDef& op, size_t num_inputs);
+OpCost op_cost(const OpDef& op, const Attrs& a, std::span<const TensorType> in,
+               std::span<const TensorType> out);
+
+// The registry of all operators, built once.
+const OpDef* find_op(std::string_view name);
+const OpDef& op_def(std::string_view name);  // throws Error on unknown names
+const OpDef* find_op_by_axiom_name(std::string_view axiom_name);
+const std::vector<const OpDef*>& all_ops();  // sorted by name
+
+}  // namespace graphsub
