@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs everything graphsub needs on Debian 12 (idempotent: quick when already there),
+# builds it, and runs the main job on a built-in model.
+#   scripts/setup.sh            install + build + run the demo optimization
+#   scripts/setup.sh --no-run   install + build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake pkg-config git
+  libz3-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  libdnnl-dev ocl-icd-opencl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libtbb-dev libxxhash-dev graphviz
+  python3-torch python3-torchvision python3-onnx
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# ONNX Runtime for cross-checks (the plain install tries a download that fails offline).
+if [ -f package.json ] && [ ! -d node_modules/onnxruntime-node ]; then
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
+fi
+
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)"
+
+if [ "${1:-}" != "--no-run" ]; then
+  "$BUILD_DIR"/graphsub demo
+fi

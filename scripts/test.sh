@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: a release build, then the same suite under AddressSanitizer
+# and UndefinedBehaviorSanitizer. Assumes scripts/setup.sh has installed the dependencies.
+#   scripts/test.sh               release + sanitizer suites
+#   scripts/test.sh --release     release suite only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs")
+
+if [ "${1:-}" != "--release" ]; then
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGRAPHSUB_SANITIZE=ON >/dev/null
+  cmake --build build-asan -j"$jobs"
+  # Leak checking is off: Z3 and oneDNN keep process-lifetime allocations it would report.
+  (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+    GRAPHSUB_SANITIZED=1 ctest --output-on-failure -j"$jobs")
+fi
