@@ -1,9 +1,361 @@
-// TODO(helper): conv_pool operators.
+// Convolution and pooling: grouped 2-d conv (stride, explicit pads, dilations, optional bias,
+// fused activation), enlarge (zero-pad a kernel to a larger size, centred), average and max
+// pooling, and global average pooling. Images are NCHW, kernels OIHW.
 #include "ops/families.h"
 #include "ops/kernel_util.h"
+#include "ops/split_trees.h"
+#include "ops/window.h"
 
 namespace graphsub {
+namespace {
 
-void register_conv_pool_ops(std::vector<OpDef>&) {}
+AttrSpec ints_attr(const char* name, std::vector<int64_t> def) {
+  return {name, AttrKind::Ints, AttrValue{std::move(def)}, {}};
+}
+AttrSpec required_ints(const char* name) {
+  return {name, AttrKind::Ints, std::nullopt, {}};
+}
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+// Output positions o in [lo, hi) whose input index o*s + off lies in [0, n).
+std::pair<int64_t, int64_t> valid_range(int64_t off, int64_t s, int64_t n, int64_t out) {
+  int64_t lo = std::max<int64_t>(0, ceil_div(-off, s));
+  int64_t hi = std::min<int64_t>(out, floor_div(n - 1 - off, s) + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+// Pooled / convolved outputs keep the trees of the batch and channel axes of `x`.
+void keep_batch_channel_splits(TensorType& out, const TensorType& x) {
+  out.set_split(0, x.split(0));
+  out.set_split(1, x.split(1));
+  tidy_splits(out);
+}
+
+// ---- conv ----
+std::vector<TensorType> infer_conv(const Attrs& a, std::span<const TensorType> in) {
+  const TensorType& x = in[0];
+  const TensorType& w = in[1];
+  require_rank("conv", "input", x, 4);
+  require_rank("conv", "weight", w, 4);
+  int64_t c = x.shape[1], cg = w.shape[1], o = w.shape[0];
+  if (c % cg != 0)
+    throw Error(
+        fmt::format("conv: input channels {} of {} are not a multiple of the weight's {} "
+                    "of {}",
+                    c, shape_str(x.shape), cg, shape_str(w.shape)));
+  int64_t groups = c / cg;
+  if (o % groups != 0)
+    throw Error(
+        fmt::format("conv: output channels {} of weight {} are not a multiple of the {} "
+                    "groups of input {}",
+                    o, shape_str(w.shape), groups, shape_str(x.shape)));
+  if (in.size() == 3 && in[2].shape != Shape{o})
+    throw Error(fmt::format("conv: bias must be [{}], got {}", o, shape_str(in[2].shape)));
+  auto win = Window2d::from_attrs("conv", a, w.shape[2], w.shape[3], true);
+  TensorType out =
+      derived_type(x, {x.shape[0], o, win.out_h("conv", x.shape), win.out_w("conv", x.shape)});
+  out.set_split(0, x.split(0));
+  out.set_split(1, w.split(0));
+  tidy_splits(out);
+  return {out};
+}
+
+template <class T>
+void kernel_conv(const KernelIO<T>& io) {
+  const Shape& xs = io.in_types[0].shape;
+  const Shape& ws = io.in_types[1].shape;
+  const Shape& os = io.out_types[0].shape;
+  int64_t n_batch = xs[0], c = xs[1], h = xs[2], w = xs[3];
+  int64_t o_ch = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
+  int64_t oh_n = os[2], ow_n = os[3];
+  int64_t og = o_ch / (c / cg);  // output channels per group
+  auto win = Window2d::from_attrs("conv", io.attrs, kh, kw, true);
+  Act act = parse_act(io.attrs.s("act"));
+  const T* bias = io.in.size() > 2 ? io.in[2] : nullptr;
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t o = 0; o < o_ch; ++o) {
+      T* out = io.out[0] + (n * o_ch + o) * oh_n * ow_n;
+      std::fill(out, out + oh_n * ow_n, bias ? bias[o] : T{});
+      int64_t g = o / og;
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const T* plane = io.in[0] + (n * c + g * cg + ci) * h * w;
+        const T* wk = io.in[1] + (o * cg + ci) * kh * kw;
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          auto [oh_lo, oh_hi] = valid_range(ky * win.dh - win.pt, win.sh, h, oh_n);
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            T wv = wk[ky * kw + kx];
+            int64_t off_w = kx * win.dw - win.pl;
+            auto [ow_lo, ow_hi] = valid_range(off_w, win.sw, w, ow_n);
+            for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
+              const T* row = plane + (oh * win.sh + ky * win.dh - win.pt) * w;
+              T* orow = out + oh * ow_n;
+              if (win.sw == 1) {  // contiguous: lets the compiler vectorise
+                for (int64_t ow = ow_lo; ow < ow_hi; ++ow) orow[ow] += wv * row[ow + off_w];
+              } else {
+                for (int64_t ow = ow_lo; ow < ow_hi; ++ow)
+                  orow[ow] += wv * row[ow * win.sw + off_w];
+              }
+            }
+          }
+        }
+      }
+      if (act != Act::None)
+        for (int64_t i = 0; i < oh_n * ow_n; ++i) out[i] = apply_act(act, out[i]);
+    }
+  }
+}
+
+OpCost cost_conv(const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
+  OpCost cost = streaming_cost(in, out, 0);
+  const Shape& ws = in[1].shape;
+  double outputs = static_cast<double>(out[0].numel());
+  cost.flops = 2 * static_cast<double>(ws[1] * ws[2] * ws[3]) * outputs;
+  if (in.size() > 2) cost.flops += outputs;
+  if (a.s("act") != "none") cost.flops += outputs;
+  return cost;
+}
+
+Attrs conv_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType> in) {
+  int64_t s = param_int("conv", p, 0);
+  if (in.size() < 2 || in[1].rank() != 4)
+    throw Error("conv: parameters need the weight's type to resolve the padding");
+  return {
+      {"stride", std::vector<int64_t>{s, s}},
+      {"pads", pads_of_padding("conv", param_symbol("conv", p, 1), in[1].shape[2], in[1].shape[3])},
+      {"act", param_symbol("conv", p, 2)}};
+}
+
+std::optional<std::vector<AxiomParam>> conv_attrs_to_params(const Attrs& a,
+                                                            std::span<const TensorType> in) {
+  if (in.size() > 2) return std::nullopt;  // bias
+  auto& st = a.ints("stride");
+  if (a.ints("dilations") != std::vector<int64_t>{1, 1} || st.size() != 2 || st[0] != st[1])
+    return std::nullopt;
+  auto padding = padding_of_pads(a.ints("pads"), in[1].shape[2], in[1].shape[3]);
+  if (!padding) return std::nullopt;
+  return std::vector<AxiomParam>{st[0], *padding, a.s("act")};
+}
+
+// ---- enlarge: zero-pad a kernel [O,I,kh,kw] to [O,I,th,tw], centred ----
+std::vector<TensorType> infer_enlarge(const Attrs& a, std::span<const TensorType> in) {
+  const TensorType& w = in[0];
+  require_rank("enlarge", "weight", w, 4);
+  auto& k = ints_of_size("enlarge", a, "kernel", 2, 1);
+  for (int i = 0; i < 2; ++i) {
+    int64_t have = w.shape[2 + i];
+    if (k[i] < have || (k[i] - have) % 2 != 0)
+      throw Error(
+          fmt::format("enlarge: target kernel {} must be at least the size of weight {} "
+                      "and differ from it by an even amount (centred)",
+                      shape_str(k), shape_str(w.shape)));
+  }
+  TensorType out = derived_type(w, {w.shape[0], w.shape[1], k[0], k[1]});
+  keep_batch_channel_splits(out, w);
+  return {out};
+}
+
+template <class T>
+void kernel_enlarge(const KernelIO<T>& io) {
+  const Shape& ws = io.in_types[0].shape;
+  const Shape& os = io.out_types[0].shape;
+  int64_t kh = ws[2], kw = ws[3], th = os[2], tw = os[3];
+  int64_t dy = (th - kh) / 2, dx = (tw - kw) / 2;
+  std::fill(io.out[0], io.out[0] + io.out_types[0].numel(), T{});
+  for (int64_t p = 0; p < ws[0] * ws[1]; ++p)
+    for (int64_t y = 0; y < kh; ++y)
+      for (int64_t x = 0; x < kw; ++x)
+        io.out[0][(p * th + y + dy) * tw + x + dx] = io.in[0][(p * kh + y) * kw + x];
+}
+
+// ---- poolavg / poolmax ----
+Window2d pool_window(const char* op, const Attrs& a) {
+  auto& k = ints_of_size(op, a, "kernel", 2, 1);
+  auto win = Window2d::from_attrs(op, a, k[0], k[1], false);
+  // Every window must see at least one input element (ONNX requires pads < kernel too).
+  if (win.pt >= win.kh || win.pb >= win.kh || win.pl >= win.kw || win.pr >= win.kw)
+    throw Error(fmt::format("{}: pads {} must be smaller than the kernel {}", op,
+                            shape_str(a.ints("pads")), shape_str(k)));
+  return win;
+}
+
+template <const char* Op>
+std::vector<TensorType> infer_pool(const Attrs& a, std::span<const TensorType> in) {
+  const TensorType& x = in[0];
+  require_rank(Op, "input", x, 4);
+  auto win = pool_window(Op, a);
+  TensorType out =
+      derived_type(x, {x.shape[0], x.shape[1], win.out_h(Op, x.shape), win.out_w(Op, x.shape)});
+  keep_batch_channel_splits(out, x);
+  return {out};
+}
+
+constexpr char kPoolAvg[] = "poolavg";
+constexpr char kPoolMax[] = "poolmax";
+
+// Runs `reduce(plane, out_index, y0, y1, x0, x1)` for each output of each plane, where
+// [y0,y1) x [x0,x1) is the in-bounds part of the window.
+template <class T, class F>
+void for_each_window(const KernelIO<T>& io, const Window2d& win, F reduce) {
+  const Shape& xs = io.in_types[0].shape;
+  const Shape& os = io.out_types[0].shape;
+  int64_t h = xs[2], w = xs[3], oh_n = os[2], ow_n = os[3];
+  for (int64_t p = 0; p < xs[0] * xs[1]; ++p) {
+    const T* plane = io.in[0] + p * h * w;
+    T* out = io.out[0] + p * oh_n * ow_n;
+    for (int64_t oh = 0; oh < oh_n; ++oh) {
+      int64_t y = oh * win.sh - win.pt;
+      int64_t y0 = std::max<int64_t>(y, 0), y1 = std::min(y + win.kh, h);
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        int64_t x = ow * win.sw - win.pl;
+        int64_t x0 = std::max<int64_t>(x, 0), x1 = std::min(x + win.kw, w);
+        out[oh * ow_n + ow] = reduce(plane, y0, y1, x0, x1);
+      }
+    }
+  }
+}
+
+template <class T>
+void kernel_poolavg(const KernelIO<T>& io) {
+  auto win = pool_window("poolavg", io.attrs);
+  bool include_pad = io.attrs.i("count_include_pad") != 0;
+  int64_t w = io.in_types[0].shape[3];
+  T full = Scalar<T>::inverse(win.kh * win.kw);
+  for_each_window(io, win, [&](const T* plane, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
+    T sum{};
+    for (int64_t y = y0; y < y1; ++y)
+      for (int64_t x = x0; x < x1; ++x) sum += plane[y * w + x];
+    // Multiplying by the (modular) inverse keeps conv(x, Cpool) == poolavg(x) exact in uint32.
+    return sum * (include_pad ? full : Scalar<T>::inverse((y1 - y0) * (x1 - x0)));
+  });
+}
+
+template <class T>
+void kernel_poolmax(const KernelIO<T>& io) {
+  auto win = pool_window("poolmax", io.attrs);
+  int64_t w = io.in_types[0].shape[3];
+  for_each_window(io, win, [&](const T* plane, int64_t y0, int64_t y1, int64_t x0, int64_t x1) {
+    T m = Scalar<T>::lowest();
+    for (int64_t y = y0; y < y1; ++y)
+      for (int64_t x = x0; x < x1; ++x) m = Scalar<T>::max(m, plane[y * w + x]);
+    return m;
+  });
+}
+
+OpCost cost_pool(const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
+  auto& k = a.ints("kernel");
+  return streaming_cost(in, out, static_cast<double>(k[0] * k[1]));
+}
+
+Attrs pool_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  int64_t k = param_int("pool", p, 0), s = param_int("pool", p, 1);
+  return {{"kernel", std::vector<int64_t>{k, k}},
+          {"stride", std::vector<int64_t>{s, s}},
+          {"pads", pads_of_padding("pool", param_symbol("pool", p, 2), k, k)}};
+}
+
+std::optional<std::vector<AxiomParam>> pool_attrs_to_params(const Attrs& a,
+                                                            std::span<const TensorType>) {
+  auto& k = a.ints("kernel");
+  auto& s = a.ints("stride");
+  if (k.size() != 2 || s.size() != 2 || k[0] != k[1] || s[0] != s[1]) return std::nullopt;
+  auto padding = padding_of_pads(a.ints("pads"), k[0], k[1]);
+  if (!padding) return std::nullopt;
+  // The axiom language's average pool counts padded positions.
+  if (a.has("count_include_pad") && a.i("count_include_pad") == 0 &&
+      a.ints("pads") != std::vector<int64_t>{0, 0, 0, 0})
+    return std::nullopt;
+  return std::vector<AxiomParam>{k[0], s[0], *padding};
+}
+
+// ---- global_avgpool: [N,C,H,W] -> [N,C,1,1] ----
+std::vector<TensorType> infer_global_avgpool(const Attrs&, std::span<const TensorType> in) {
+  require_rank("global_avgpool", "input", in[0], 4);
+  TensorType out = derived_type(in[0], {in[0].shape[0], in[0].shape[1], 1, 1});
+  keep_batch_channel_splits(out, in[0]);
+  return {out};
+}
+
+template <class T>
+void kernel_global_avgpool(const KernelIO<T>& io) {
+  const Shape& xs = io.in_types[0].shape;
+  int64_t hw = xs[2] * xs[3];
+  T inv = Scalar<T>::inverse(hw);
+  for (int64_t p = 0; p < xs[0] * xs[1]; ++p) {
+    T sum{};
+    const T* plane = io.in[0] + p * hw;
+    for (int64_t i = 0; i < hw; ++i) sum += plane[i];
+    io.out[0][p] = sum * inv;
+  }
+}
+
+}  // namespace
+
+void register_conv_pool_ops(std::vector<OpDef>& defs) {
+  const AttrSpec stride = ints_attr("stride", {1, 1});
+  const AttrSpec pads = ints_attr("pads", {0, 0, 0, 0});
+  defs.push_back({.name = "conv",
+                  .axiom_name = "conv",
+                  .min_inputs = 2,
+                  .max_inputs = 3,
+                  .attrs = {stride, pads, ints_attr("dilations", {1, 1}), act_attr()},
+                  .infer = infer_conv,
+                  .kernel_f32 = kernel_conv<float>,
+                  .kernel_u32 = kernel_conv<uint32_t>,
+                  .cost = cost_conv,
+                  .axiom_params = {"stride", "padding", "act"},
+                  .params_to_attrs = conv_params_to_attrs,
+                  .attrs_to_params = conv_attrs_to_params});
+  defs.push_back({.name = "enlarge",
+                  .axiom_name = "enlarge",
+                  .min_inputs = 1,
+                  .max_inputs = 1,
+                  .attrs = {required_ints("kernel")},
+                  .infer = infer_enlarge,
+                  .kernel_f32 = kernel_enlarge<float>,
+                  .kernel_u32 = kernel_enlarge<uint32_t>,
+                  .cost = copy_cost,
+                  .axiom_params = {"kernel"},
+                  .params_to_attrs = square_kernel_attrs,
+                  .attrs_to_params = square_kernel_params});
+  defs.push_back({.name = "poolavg",
+                  .axiom_name = "poolavg",
+                  .min_inputs = 1,
+                  .max_inputs = 1,
+                  .attrs = {required_ints("kernel"),
+                            stride,
+                            pads,
+                            {"count_include_pad", AttrKind::Int, AttrValue{int64_t{1}}, {}}},
+                  .infer = infer_pool<kPoolAvg>,
+                  .kernel_f32 = kernel_poolavg<float>,
+                  .kernel_u32 = kernel_poolavg<uint32_t>,
+                  .cost = cost_pool,
+                  .axiom_params = {"kernel", "stride", "padding"},
+                  .params_to_attrs = pool_params_to_attrs,
+                  .attrs_to_params = pool_attrs_to_params});
+  defs.push_back({.name = "poolmax",
+                  .axiom_name = "poolmax",
+                  .min_inputs = 1,
+                  .max_inputs = 1,
+                  .attrs = {required_ints("kernel"), stride, pads},
+                  .infer = infer_pool<kPoolMax>,
+                  .kernel_f32 = kernel_poolmax<float>,
+                  .kernel_u32 = kernel_poolmax<uint32_t>,
+                  .cost = cost_pool,
+                  .axiom_params = {"kernel", "stride", "padding"},
+                  .params_to_attrs = pool_params_to_attrs,
+                  .attrs_to_params = pool_attrs_to_params});
+  defs.push_back({.name = "global_avgpool",
+                  .min_inputs = 1,
+                  .max_inputs = 1,
+                  .infer = infer_global_avgpool,
+                  .kernel_f32 = kernel_global_avgpool<float>,
+                  .kernel_u32 = kernel_global_avgpool<uint32_t>});
+}
 
 }  // namespace graphsub

@@ -20,16 +20,28 @@ std::vector<TensorType> infer_same_shape(const Attrs&, std::span<const TensorTyp
 }
 
 struct AddF {
-  template <class T> static T apply(T a, T b) { return a + b; }
+  template <class T>
+  static T apply(T a, T b) {
+    return a + b;
+  }
 };
 struct SubF {
-  template <class T> static T apply(T a, T b) { return a - b; }
+  template <class T>
+  static T apply(T a, T b) {
+    return a - b;
+  }
 };
 struct MulF {
-  template <class T> static T apply(T a, T b) { return a * b; }
+  template <class T>
+  static T apply(T a, T b) {
+    return a * b;
+  }
 };
 struct DivF {
-  template <class T> static T apply(T a, T b) { return Scalar<T>::div(a, b); }
+  template <class T>
+  static T apply(T a, T b) {
+    return Scalar<T>::div(a, b);
+  }
 };
 
 template <class F, class T>
@@ -89,28 +101,52 @@ void kernel_smul(const KernelIO<T>& io) {
 
 // ---- unary ----
 struct Relu {
-  template <class T> static T apply(T x) { return Scalar<T>::relu(x); }
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::relu(x);
+  }
 };
 struct Sigmoid {
-  template <class T> static T apply(T x) { return Scalar<T>::sigmoid(x); }
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::sigmoid(x);
+  }
 };
 struct Tanh {
-  template <class T> static T apply(T x) { return Scalar<T>::tanh(x); }
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::tanh(x);
+  }
 };
 struct Gelu {
-  template <class T> static T apply(T x) { return Scalar<T>::gelu(x); }
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::gelu(x);
+  }
 };
 struct Erf {
-  template <class T> static T apply(T x) { return Scalar<T>::erf(x); }
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::erf(x);
+  }
 };
 struct Exp {
-  template <class T> static T apply(T x) { return Scalar<T>::exp(x); }
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::exp(x);
+  }
 };
 struct Sqrt {
-  template <class T> static T apply(T x) { return Scalar<T>::sqrt(x); }
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::sqrt(x);
+  }
 };
 struct Identity {
-  template <class T> static T apply(T x) { return x; }
+  template <class T>
+  static T apply(T x) {
+    return x;
+  }
 };
 
 template <class F, class T>
@@ -121,14 +157,22 @@ void kernel_unary(const KernelIO<T>& io) {
 
 template <class F>
 OpDef unary(const char* name, const char* axiom) {
-  return {.name = name, .axiom_name = axiom, .min_inputs = 1, .max_inputs = 1,
-          .infer = same_as_first, .kernel_f32 = kernel_unary<F, float>,
-          .kernel_u32 = kernel_unary<F, uint32_t>, .elementwise = true};
+  return {.name = name,
+          .axiom_name = axiom,
+          .min_inputs = 1,
+          .max_inputs = 1,
+          .infer = same_as_first,
+          .kernel_f32 = kernel_unary<F, float>,
+          .kernel_u32 = kernel_unary<F, uint32_t>,
+          .elementwise = true};
 }
 
 template <class F>
 OpDef binary(const char* name, const char* axiom, bool broadcast) {
-  return {.name = name, .axiom_name = axiom, .min_inputs = 2, .max_inputs = 2,
+  return {.name = name,
+          .axiom_name = axiom,
+          .min_inputs = 2,
+          .max_inputs = 2,
           .infer = broadcast ? infer_broadcast : infer_same_shape,
           .kernel_f32 = broadcast ? kernel_broadcast<F, float> : kernel_same_shape<F, float>,
           .kernel_u32 = broadcast ? kernel_broadcast<F, uint32_t> : kernel_same_shape<F, uint32_t>,
@@ -144,9 +188,14 @@ void register_elementwise_ops(std::vector<OpDef>& defs) {
   defs.push_back(binary<SubF>("sub", "", true));
   defs.push_back(binary<MulF>("mul", "", true));
   defs.push_back(binary<DivF>("div", "", true));
-  defs.push_back({.name = "smul", .axiom_name = "smul", .min_inputs = 2, .max_inputs = 2,
-                  .infer = infer_smul, .kernel_f32 = kernel_smul<float>,
-                  .kernel_u32 = kernel_smul<uint32_t>, .elementwise = true});
+  defs.push_back({.name = "smul",
+                  .axiom_name = "smul",
+                  .min_inputs = 2,
+                  .max_inputs = 2,
+                  .infer = infer_smul,
+                  .kernel_f32 = kernel_smul<float>,
+                  .kernel_u32 = kernel_smul<uint32_t>,
+                  .elementwise = true});
   defs.push_back(unary<Relu>("relu", "relu"));
   defs.push_back(unary<Sigmoid>("sigmoid", "sigmoid"));
   defs.push_back(unary<Tanh>("tanh", "tanh"));

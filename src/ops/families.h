@@ -11,7 +11,8 @@ void register_source_ops(std::vector<OpDef>& defs);       // input, weight, cons
 void register_elementwise_ops(std::vector<OpDef>& defs);  // ewadd, add, relu, gelu, ...
 void register_linear_ops(std::vector<OpDef>& defs);       // matmul, transpose
 void register_conv_pool_ops(std::vector<OpDef>& defs);    // conv, enlarge, pools
-void register_shape_ops(std::vector<OpDef>& defs);        // concat, split, reshape, slice, pad
+void register_shape_ops(std::vector<OpDef>& defs);        // concat, split
+void register_reshape_ops(std::vector<OpDef>& defs);      // reshape, flatten, pad, slice
 void register_norm_ops(std::vector<OpDef>& defs);         // batchnorm, softmax, layernorm, reduce
 void register_opaque_ops(std::vector<OpDef>& defs);       // opaque
 

@@ -30,7 +30,8 @@ Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b) {
     int64_t x = i < r - a.size() ? 1 : a[i - (r - a.size())];
     int64_t y = i < r - b.size() ? 1 : b[i - (r - b.size())];
     if (x != y && x != 1 && y != 1)
-      throw Error(fmt::format("{}: shapes {} and {} do not broadcast", op, shape_str(a), shape_str(b)));
+      throw Error(
+          fmt::format("{}: shapes {} and {} do not broadcast", op, shape_str(a), shape_str(b)));
     out[i] = x == 1 ? y : x;
   }
   return out;
@@ -45,6 +46,53 @@ OpCost streaming_cost(std::span<const TensorType> in, std::span<const TensorType
     c.flops += per_elem * static_cast<double>(t.numel());
   }
   return c;
+}
+
+const std::vector<int64_t>& ints_of_size(const char* op, const Attrs& a, const char* name, size_t n,
+                                         int64_t min) {
+  const auto& v = a.ints(name);
+  if (v.size() != n)
+    throw Error(
+        fmt::format("{}: attribute '{}' must have {} values, got {}", op, name, n, shape_str(v)));
+  for (int64_t x : v)
+    if (x < min)
+      throw Error(fmt::format("{}: attribute '{}' values must be >= {}, got {}", op, name, min,
+                              shape_str(v)));
+  return v;
+}
+
+void require_rank(const char* op, const char* what, const TensorType& t, int64_t rank) {
+  if (t.rank() != rank)
+    throw Error(
+        fmt::format("{}: {} must have rank {}, got {}", op, what, rank, shape_str(t.shape)));
+}
+
+OpCost copy_cost(const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
+  return streaming_cost(in, out, 0);
+}
+
+int64_t param_int(const char* op, std::span<const AxiomParam> p, size_t i) {
+  if (i >= p.size() || !std::holds_alternative<int64_t>(p[i]))
+    throw Error(fmt::format("{}: axiom parameter {} must be an integer", op, i));
+  return std::get<int64_t>(p[i]);
+}
+
+const std::string& param_symbol(const char* op, std::span<const AxiomParam> p, size_t i) {
+  if (i >= p.size() || !std::holds_alternative<std::string>(p[i]))
+    throw Error(fmt::format("{}: axiom parameter {} must be a symbol", op, i));
+  return std::get<std::string>(p[i]);
+}
+
+Attrs square_kernel_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  int64_t k = param_int("kernel", p, 0);
+  return {{"kernel", std::vector<int64_t>{k, k}}};
+}
+
+std::optional<std::vector<AxiomParam>> square_kernel_params(const Attrs& a,
+                                                            std::span<const TensorType>) {
+  auto& k = a.ints("kernel");
+  if (k.size() != 2 || k[0] != k[1]) return std::nullopt;
+  return std::vector<AxiomParam>{k[0]};
 }
 
 }  // namespace graphsub

@@ -30,8 +30,40 @@ inline std::vector<TensorType> same_as_first(const Attrs&, std::span<const Tenso
 OpCost streaming_cost(std::span<const TensorType> in, std::span<const TensorType> out,
                       double per_elem);
 
+// An output type with `src`'s dtype, the given shape, default layout and no split points.
+inline TensorType derived_type(const TensorType& src, Shape shape) {
+  TensorType t;
+  t.dtype = src.dtype;
+  t.shape = std::move(shape);
+  return t;
+}
+
+// Requires an `ints` attribute of exactly `n` values, each >= `min`; returns it.
+const std::vector<int64_t>& ints_of_size(const char* op, const Attrs& a, const char* name, size_t n,
+                                         int64_t min);
+
+// Requires a tensor of the given rank; `what` names the operand ("input", "weight").
+void require_rank(const char* op, const char* what, const TensorType& t, int64_t rank);
+
+// Cost of an operator that only moves data: no arithmetic, inputs read and outputs written once.
+OpCost copy_cost(const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out);
+// Cost of a view (reshape, flatten): free at run time.
+inline OpCost free_cost(const Attrs&, std::span<const TensorType>, std::span<const TensorType>) {
+  return {};
+}
+
+// The axiom symbol of an integer or string parameter, with a clear error otherwise.
+int64_t param_int(const char* op, std::span<const AxiomParam> p, size_t i);
+const std::string& param_symbol(const char* op, std::span<const AxiomParam> p, size_t i);
+
+// Axiom binding of a square `kernel` parameter (enlarge, cpool, iconv): k <-> kernel=[k,k].
+Attrs square_kernel_attrs(std::span<const AxiomParam> p, std::span<const TensorType> in);
+std::optional<std::vector<AxiomParam>> square_kernel_params(const Attrs& a,
+                                                            std::span<const TensorType> in);
+
 inline AttrSpec act_attr() {
-  return {"act", AttrKind::String, AttrValue{std::string("none")}, {"none", "relu", "sigmoid", "tanh"}};
+  return {
+      "act", AttrKind::String, AttrValue{std::string("none")}, {"none", "relu", "sigmoid", "tanh"}};
 }
 
 }  // namespace graphsub

@@ -73,11 +73,21 @@ struct OpDef {
   std::vector<std::string> axiom_params;
   // IR attributes for given parameter values and input types (e.g. padding `same` -> pads
   // from the kernel size). Null when the operator has no parameters.
-  Attrs (*params_to_attrs)(std::span<const AxiomParam> params, std::span<const TensorType> in) = nullptr;
+  Attrs (*params_to_attrs)(std::span<const AxiomParam> params,
+                           std::span<const TensorType> in) = nullptr;
   // The parameter values of an IR node, or nullopt when the node lies outside the axiom
   // language (e.g. asymmetric pads, a stride not expressible). Null: no parameters.
-  std::optional<std::vector<AxiomParam>> (*attrs_to_params)(const Attrs&, std::span<const TensorType> in) = nullptr;
+  std::optional<std::vector<AxiomParam>> (*attrs_to_params)(
+      const Attrs&, std::span<const TensorType> in) = nullptr;
+  // Axiom names of the individual outputs when the axiom language names them separately:
+  // split has {"split0", "split1"}, and the term (split1 a x) denotes output 1 of the IR
+  // node. find_op_by_axiom_name resolves these names to the operator too.
+  std::vector<std::string> axiom_outputs;
 };
+
+// The output an axiom name denotes: the index in op.axiom_outputs, or 0 for the operator's
+// own axiom name. Throws Error when the name belongs to neither.
+uint32_t axiom_output_index(const OpDef& op, std::string_view axiom_name);
 
 // Fills defaults and checks kinds, choices, unknown names, arity; then infers output types.
 // Errors are thrown as graphsub::Error without the node prefix (callers add it).

@@ -11,7 +11,10 @@ static std::vector<TensorType> infer_opaque(const Attrs& a, std::span<const Tens
 }
 
 void register_opaque_ops(std::vector<OpDef>& defs) {
-  defs.push_back({.name = "opaque", .cls = OpClass::Opaque, .min_inputs = 0, .max_inputs = -1,
+  defs.push_back({.name = "opaque",
+                  .cls = OpClass::Opaque,
+                  .min_inputs = 0,
+                  .max_inputs = -1,
                   .attrs = {{"op_type", AttrKind::String, std::nullopt, {}},
                             {"domain", AttrKind::String, AttrValue{std::string()}, {}}},
                   .infer = infer_opaque});

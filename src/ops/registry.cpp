@@ -24,6 +24,7 @@ struct Registry {
     register_linear_ops(defs);
     register_conv_pool_ops(defs);
     register_shape_ops(defs);
+    register_reshape_ops(defs);
     register_norm_ops(defs);
     register_opaque_ops(defs);
     for (auto& d : defs) {
@@ -32,6 +33,7 @@ struct Registry {
       if (!by_name.emplace(p->name, p).second)
         throw Error(fmt::format("operator '{}' defined twice", p->name));
       if (!p->axiom_name.empty()) by_axiom.emplace(p->axiom_name, p);
+      for (auto& out_name : p->axiom_outputs) by_axiom.emplace(out_name, p);
       sorted.push_back(p);
     }
     std::sort(sorted.begin(), sorted.end(),
@@ -64,7 +66,16 @@ const OpDef* find_op_by_axiom_name(std::string_view axiom_name) {
   return it == m.end() ? nullptr : it->second;
 }
 
-const std::vector<const OpDef*>& all_ops() { return registry().sorted; }
+const std::vector<const OpDef*>& all_ops() {
+  return registry().sorted;
+}
+
+uint32_t axiom_output_index(const OpDef& op, std::string_view axiom_name) {
+  for (size_t i = 0; i < op.axiom_outputs.size(); ++i)
+    if (op.axiom_outputs[i] == axiom_name) return static_cast<uint32_t>(i);
+  if (!op.axiom_name.empty() && op.axiom_name == axiom_name) return 0;
+  throw Error(fmt::format("'{}' is not an axiom name of operator {}", axiom_name, op.name));
+}
 
 void check_arity(const OpDef& op, size_t n) {
   if (static_cast<int>(n) < op.min_inputs ||

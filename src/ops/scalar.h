@@ -65,10 +65,14 @@ Act parse_act(const std::string& s);
 template <class T>
 inline T apply_act(Act a, T x) {
   switch (a) {
-    case Act::None: return x;
-    case Act::Relu: return Scalar<T>::relu(x);
-    case Act::Sigmoid: return Scalar<T>::sigmoid(x);
-    case Act::Tanh: return Scalar<T>::tanh(x);
+    case Act::None:
+      return x;
+    case Act::Relu:
+      return Scalar<T>::relu(x);
+    case Act::Sigmoid:
+      return Scalar<T>::sigmoid(x);
+    case Act::Tanh:
+      return Scalar<T>::tanh(x);
   }
   return x;
 }

@@ -14,7 +14,8 @@ std::vector<TensorType> typed(Shape s) {
 
 void check_kernel(const char* op, const std::vector<int64_t>& k) {
   if (k.size() != 2 || k[0] < 1 || k[1] < 1)
-    throw Error(fmt::format("{}: kernel must be [kh,kw] with positive sizes, got {}", op, shape_str(k)));
+    throw Error(
+        fmt::format("{}: kernel must be [kh,kw] with positive sizes, got {}", op, shape_str(k)));
 }
 
 // Cpool(k): depth-wise [C,1,kh,kw] kernel, every entry 1/(kh*kw).
@@ -78,18 +79,40 @@ void register_source_ops(std::vector<OpDef>& defs) {
   const AttrSpec channels{"channels", AttrKind::Int, std::nullopt, {}};
   defs.push_back({.name = "input", .cls = OpClass::Source, .infer = infer_given});
   defs.push_back({.name = "weight", .cls = OpClass::Source, .infer = infer_given});
-  defs.push_back({.name = "const_pool", .axiom_name = "cpool", .cls = OpClass::Source,
-                  .attrs = {channels, kernel}, .infer = infer_cpool,
-                  .kernel_f32 = kernel_cpool<float>, .kernel_u32 = kernel_cpool<uint32_t>});
-  defs.push_back({.name = "const_iconv", .axiom_name = "iconv", .cls = OpClass::Source,
-                  .attrs = {channels, kernel}, .infer = infer_iconv,
-                  .kernel_f32 = kernel_iconv<float>, .kernel_u32 = kernel_iconv<uint32_t>});
-  defs.push_back({.name = "const_imatmul", .axiom_name = "imatmul", .cls = OpClass::Source,
-                  .attrs = {{"n", AttrKind::Int, std::nullopt, {}}}, .infer = infer_imatmul,
-                  .kernel_f32 = kernel_imatmul<float>, .kernel_u32 = kernel_imatmul<uint32_t>});
-  defs.push_back({.name = "const_iewmul", .axiom_name = "iewmul", .cls = OpClass::Source,
-                  .attrs = {{"shape", AttrKind::Ints, std::nullopt, {}}}, .infer = infer_iewmul,
-                  .kernel_f32 = kernel_ones<float>, .kernel_u32 = kernel_ones<uint32_t>});
+  defs.push_back({.name = "const_pool",
+                  .axiom_name = "cpool",
+                  .cls = OpClass::Source,
+                  .attrs = {channels, kernel},
+                  .infer = infer_cpool,
+                  .kernel_f32 = kernel_cpool<float>,
+                  .kernel_u32 = kernel_cpool<uint32_t>,
+                  .axiom_params = {"kernel"},
+                  .params_to_attrs = square_kernel_attrs,
+                  .attrs_to_params = square_kernel_params});
+  defs.push_back({.name = "const_iconv",
+                  .axiom_name = "iconv",
+                  .cls = OpClass::Source,
+                  .attrs = {channels, kernel},
+                  .infer = infer_iconv,
+                  .kernel_f32 = kernel_iconv<float>,
+                  .kernel_u32 = kernel_iconv<uint32_t>,
+                  .axiom_params = {"kernel"},
+                  .params_to_attrs = square_kernel_attrs,
+                  .attrs_to_params = square_kernel_params});
+  defs.push_back({.name = "const_imatmul",
+                  .axiom_name = "imatmul",
+                  .cls = OpClass::Source,
+                  .attrs = {{"n", AttrKind::Int, std::nullopt, {}}},
+                  .infer = infer_imatmul,
+                  .kernel_f32 = kernel_imatmul<float>,
+                  .kernel_u32 = kernel_imatmul<uint32_t>});
+  defs.push_back({.name = "const_iewmul",
+                  .axiom_name = "iewmul",
+                  .cls = OpClass::Source,
+                  .attrs = {{"shape", AttrKind::Ints, std::nullopt, {}}},
+                  .infer = infer_iewmul,
+                  .kernel_f32 = kernel_ones<float>,
+                  .kernel_u32 = kernel_ones<uint32_t>});
 }
 
 }  // namespace graphsub

@@ -1,0 +1,72 @@
+#include "ops/window.h"
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+#include "ops/kernel_util.h"
+
+namespace graphsub {
+
+Window2d Window2d::from_attrs(const char* op, const Attrs& a, int64_t kh, int64_t kw,
+                              bool with_dilations) {
+  Window2d w;
+  w.kh = kh;
+  w.kw = kw;
+  auto& s = ints_of_size(op, a, "stride", 2, 1);
+  w.sh = s[0];
+  w.sw = s[1];
+  auto& p = ints_of_size(op, a, "pads", 4, 0);
+  w.pt = p[0];
+  w.pl = p[1];
+  w.pb = p[2];
+  w.pr = p[3];
+  if (with_dilations) {
+    auto& d = ints_of_size(op, a, "dilations", 2, 1);
+    w.dh = d[0];
+    w.dw = d[1];
+  }
+  return w;
+}
+
+static int64_t window_out(const char* op, const Shape& x, int64_t in, int64_t k, int64_t s,
+                          int64_t d, int64_t p0, int64_t p1) {
+  int64_t span = d * (k - 1) + 1;
+  int64_t padded = in + p0 + p1;
+  if (padded < span)
+    throw Error(
+        fmt::format("{}: window of size {} (kernel {}, dilation {}) does not fit input {} "
+                    "with pads {},{}",
+                    op, span, k, d, shape_str(x), p0, p1));
+  return (padded - span) / s + 1;
+}
+
+int64_t Window2d::out_h(const char* op, const Shape& x) const {
+  return window_out(op, x, x[2], kh, sh, dh, pt, pb);
+}
+int64_t Window2d::out_w(const char* op, const Shape& x) const {
+  return window_out(op, x, x[3], kw, sw, dw, pl, pr);
+}
+
+std::vector<int64_t> pads_of_padding(const char* op, const std::string& padding, int64_t kh,
+                                     int64_t kw) {
+  if (padding == "valid") return {0, 0, 0, 0};
+  if (padding == "same") {
+    if (kh % 2 == 0 || kw % 2 == 0)
+      throw Error(fmt::format("{}: padding 'same' needs an odd kernel, got {}x{}", op, kh, kw));
+    int64_t ph = (kh - 1) / 2, pw = (kw - 1) / 2;
+    return {ph, pw, ph, pw};
+  }
+  throw Error(fmt::format("{}: unknown padding '{}' (expected same or valid)", op, padding));
+}
+
+std::optional<std::string> padding_of_pads(const std::vector<int64_t>& pads, int64_t kh,
+                                           int64_t kw) {
+  if (kh % 2 == 1 && kw % 2 == 1) {
+    int64_t ph = (kh - 1) / 2, pw = (kw - 1) / 2;
+    if (pads == std::vector<int64_t>{ph, pw, ph, pw}) return "same";
+  }
+  if (pads == std::vector<int64_t>{0, 0, 0, 0}) return "valid";
+  return std::nullopt;
+}
+
+}  // namespace graphsub
