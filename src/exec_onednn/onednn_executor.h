@@ -1,2 +1,67 @@
 #pragma once
-// TODO(helper): fast executor on oneDNN.
+// The fast CPU executor on oneDNN. Constructing it compiles a Graph once: one oneDNN primitive
+// per node (conv/matmul with bias and fused activation, pools, eltwise, binary, concat,
+// normalisations, reorders), memory for every tensor, and weights uploaded and reordered into
+// the layouts their consumers prefer. run() then only executes; repeated runs reuse
+// everything. Operators oneDNN does not cover run their reference kernel inside the same
+// executor, so every graph with semantics runs. oneDNN threads with OpenMP over the cores the
+// process may use (OMP_NUM_THREADS limits it).
+//
+// An executor is not safe to run from two threads at once (its buffers are shared by runs).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "exec/host_tensor.h"
+
+namespace graphsub {
+
+struct OnednnOptions {
+  // Nodes whose inputs are all constants (weights with data, generator constants) run once at
+  // compile time instead of on every run. Off for measuring such nodes.
+  bool fold_constants = true;
+  // Weights are run-time values: taken from the feeds when present, else from their data.
+  // Off: weights with data are baked in at compile time, and a feed naming one is an error.
+  bool feed_weights = false;
+};
+
+// How one node is executed: "convolution [src blocked 16c]", "reference kernel",
+// "view", "folded: ..." for nodes computed at compile time.
+struct NodePlan {
+  NodeId node = 0;
+  std::string op;
+  std::string how;
+};
+
+// Seconds spent on one node in one run (its layout conversions included).
+struct NodeTime {
+  NodeId node = 0;
+  double seconds = 0;
+};
+
+class OnednnExecutor {
+ public:
+  // Throws Error for graphs it cannot run (opaque operators, unsupported ranks).
+  explicit OnednnExecutor(const Graph& g, OnednnOptions opts = {});
+  ~OnednnExecutor();
+  OnednnExecutor(OnednnExecutor&&) noexcept;
+  OnednnExecutor& operator=(OnednnExecutor&&) noexcept;
+
+  // feeds: every graph input by name (and weights without data). Returns the graph outputs
+  // in order, row-major. Throws Error on a missing feed or a shape mismatch.
+  std::vector<HostTensor<float>> run(const TensorMap<float>& feeds);
+  // Same, and records the time of every node that does work at run time, in execution order.
+  std::vector<HostTensor<float>> run(const TensorMap<float>& feeds, std::vector<NodeTime>& times);
+
+  const std::vector<NodePlan>& plan() const;
+  size_t num_run_steps() const;  // primitives and host steps executed per run
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The instruction set oneDNN dispatches to on this machine, e.g. "avx512_core_bf16".
+std::string onednn_cpu_isa();
+
+}  // namespace graphsub

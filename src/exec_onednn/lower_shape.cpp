@@ -1,0 +1,55 @@
+// Data movement: concat (oneDNN concat, inputs in any layout), split (reorders from
+// sub-memory views), reshape and flatten (zero-copy views of row-major data).
+#include "exec_onednn/lower_ops.h"
+#include "ops/kernel_util.h"
+
+namespace graphsub::onednn {
+
+std::string lower_concat(Lowering& L) {
+  int64_t rank = L.in_type(0).rank();
+  if (rank == 0) throw NotLowered{"concat of scalars"};
+  int axis = static_cast<int>(norm_axis("concat", L.attrs().i("axis"), rank));
+  std::vector<memory> srcs;
+  std::vector<memory::desc> mds;
+  for (size_t i = 0; i < L.num_inputs(); ++i) {
+    srcs.push_back(L.in_as_is(i));
+    mds.push_back(srcs.back().get_desc());
+  }
+  dnnl::concat::primitive_desc pd(axis, mds, L.engine());
+  std::unordered_map<int, memory> args;
+  for (size_t i = 0; i < srcs.size(); ++i)
+    args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = srcs[i];
+  args[DNNL_ARG_DST] = L.out(0, pd.dst_desc());
+  L.primitive(dnnl::concat(pd), std::move(args));
+  return "concat";
+}
+
+// Each output is the next block of the input along the axis; the block sizes are the
+// outputs' own extents, so the cut points follow shape inference exactly.
+std::string lower_split(Lowering& L) {
+  const Shape& in = L.in_type(0).shape;
+  int64_t rank = static_cast<int64_t>(in.size());
+  if (rank == 0) throw NotLowered{"split of a scalar"};
+  size_t axis = static_cast<size_t>(norm_axis("split", L.attrs().i("axis"), rank));
+  memory src = L.in_plain(0);
+  memory::desc whole = src.get_desc();
+  int64_t offset = 0;
+  for (size_t i = 0; i < L.node().outputs.size(); ++i) {
+    Dims part = dims_of(L.out_type(i).shape);
+    Dims offsets(static_cast<size_t>(rank), 0);
+    offsets[axis] = offset;
+    offset += part[axis];
+    memory view = L.view(src, whole.submemory_desc(part, offsets));
+    memory dst = L.out_plain(i);
+    L.primitive(dnnl::reorder(view, dst), {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}});
+  }
+  if (offset != in[axis]) throw NotLowered{"split parts do not cover the input"};
+  return "reorder (split)";
+}
+
+std::string lower_reshape(Lowering& L) {
+  L.out_alias(0, L.view(L.in_plain(0), plain_desc(L.out_type(0).shape)));
+  return "view";
+}
+
+}  // namespace graphsub::onednn

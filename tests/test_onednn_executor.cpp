@@ -1,0 +1,605 @@
+// The fast (oneDNN) executor against the reference executor: every registered operator on
+// seeded random shapes and attributes, then whole models, primitive reuse across runs,
+// per-node timing, constant folding and the error cases.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "exec/reference_executor.h"
+#include "exec_onednn/onednn_executor.h"
+#include "ir/builder.h"
+#include "ir/error.h"
+#include "models/models.h"
+
+namespace graphsub {
+namespace {
+
+using Rng = std::mt19937_64;
+using Ints = std::vector<int64_t>;
+
+int64_t pick(Rng& r, int64_t lo, int64_t hi) {
+  return std::uniform_int_distribution<int64_t>(lo, hi)(r);
+}
+bool coin(Rng& r) {
+  return pick(r, 0, 1) == 1;
+}
+template <class T>
+const T& one_of(Rng& r, const std::vector<T>& v) {
+  return v[static_cast<size_t>(pick(r, 0, static_cast<int64_t>(v.size()) - 1))];
+}
+Shape random_shape(Rng& r, int64_t min_rank, int64_t max_rank, int64_t max_dim = 5) {
+  Shape s(static_cast<size_t>(pick(r, min_rank, max_rank)));
+  for (auto& d : s) d = pick(r, 1, max_dim);
+  return s;
+}
+std::string random_act(Rng& r) {
+  return one_of<std::string>(r, {"none", "relu", "sigmoid", "tanh"});
+}
+
+// A weight known by shape only: its value comes from the feeds at run time.
+TensorRef fed_weight(GraphBuilder& b, const std::string& name, Shape s) {
+  TensorType t;
+  t.shape = std::move(s);
+  return {b.graph().add_weight(name, std::move(t)), 0};
+}
+// A weight either baked in (with data) or fed, at random.
+TensorRef some_weight(Rng& r, GraphBuilder& b, const std::string& name, Shape s) {
+  return coin(r) ? b.weight(name, std::move(s)) : fed_weight(b, name, std::move(s));
+}
+
+// One test instance: a graph and, for operators with a restricted domain, a fix-up of the
+// random feeds (e.g. non-negative operands of sqrt).
+struct Case {
+  Graph graph;
+  std::function<void(TensorMap<float>&)> adjust;
+};
+using CaseFn = std::function<Case(Rng&)>;
+
+Case single(GraphBuilder& b, TensorRef out) {
+  b.output("y", out);
+  return {b.finish(), nullptr};
+}
+
+// Feeds for graph inputs and for weights without data.
+TensorMap<float> feeds_for(const Graph& g, uint64_t seed) {
+  TensorMap<float> feeds = random_feeds(g, seed, true);
+  for (NodeId w : g.weights())
+    if (g.node(w).data) feeds.erase(g.node(w).name);
+  return feeds;
+}
+
+double max_abs(const HostTensor<float>& t) {
+  double m = 0;
+  for (float v : t.data) m = std::max(m, static_cast<double>(std::fabs(v)));
+  return m;
+}
+
+// Relative 1e-4, with an absolute floor scaled to the output's magnitude for values near 0.
+void expect_close(const std::vector<HostTensor<float>>& fast,
+                  const std::vector<HostTensor<float>>& ref, const std::string& what) {
+  ASSERT_EQ(fast.size(), ref.size()) << what;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    double atol = 1e-5 * std::max(1.0, max_abs(ref[i]));
+    Difference d = compare(fast[i], ref[i], 1e-4, atol);
+    EXPECT_TRUE(d.ok) << what << "\noutput " << i << " shape " << shape_str(ref[i].shape) << " vs "
+                      << shape_str(fast[i].shape) << ": max abs diff " << d.max_abs
+                      << ", max rel diff " << d.max_rel;
+  }
+}
+
+std::string plan_of(const OnednnExecutor& ex, const std::string& op) {
+  std::string s;
+  for (auto& p : ex.plan())
+    if (p.op == op) s += p.how + "; ";
+  return s;
+}
+
+// ---------------------------------------------------------------- cases, one per operator
+
+Case unary_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  auto x = b.input("x", random_shape(r, 0, 4));
+  Case c = single(b, b.op(op, {x}));
+  if (op == "sqrt")
+    c.adjust = [](TensorMap<float>& f) {
+      for (auto& v : f["x"].data) v = std::fabs(v);
+    };
+  return c;
+}
+
+Case same_shape_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4);
+  return single(b, b.op(op, {b.input("a", s), b.input("b", s)}));
+}
+
+// A shape that broadcasts to `full`: fewer leading axes and/or some axes of size 1.
+Shape broadcast_operand(Rng& r, const Shape& full) {
+  Shape s(full.begin() + pick(r, 0, static_cast<int64_t>(full.size()) - 1), full.end());
+  for (auto& d : s)
+    if (coin(r)) d = 1;
+  return s;
+}
+
+Case broadcast_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  Shape full = random_shape(r, 1, 4, 4);
+  int64_t mode = pick(r, 0, 3);  // a full, b full, both broadcast, equal shapes
+  Shape as = mode == 0 || mode == 3 ? full : broadcast_operand(r, full);
+  Shape bs = mode == 1 || mode == 3 ? full : broadcast_operand(r, full);
+  Case c = single(b, b.op(op, {b.input("a", as), b.input("b", bs)}));
+  if (op == "div")  // keep denominators away from zero
+    c.adjust = [](TensorMap<float>& f) {
+      for (auto& v : f["b"].data) v = std::copysign(0.5f + std::fabs(v), v);
+    };
+  return c;
+}
+
+Case smul_case(Rng& r) {
+  GraphBuilder b(true, r());
+  auto x = b.input("x", random_shape(r, 0, 4));
+  return single(b, b.op("smul", {x, b.input("s", {})}));
+}
+
+Case matmul_case(Rng& r) {
+  GraphBuilder b(true, r());
+  int64_t rank = pick(r, 2, 4), m = pick(r, 1, 9), k = pick(r, 1, 17), n = pick(r, 1, 13);
+  Shape batch = random_shape(r, rank - 2, rank - 2, 3);
+  Shape as = batch, bs = coin(r) ? batch : Shape{};
+  as.insert(as.end(), {m, k});
+  bs.insert(bs.end(), {k, n});
+  std::vector<TensorRef> ins{b.input("a", as), some_weight(r, b, "b", bs)};
+  if (coin(r)) ins.push_back(some_weight(r, b, "bias", {n}));
+  return single(b, b.op("matmul", ins, {{"act", random_act(r)}}));
+}
+
+Case transpose_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 5, 4);
+  Ints perm(s.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  if (coin(r))
+    std::shuffle(perm.begin(), perm.end(), r);
+  else
+    perm.clear();  // reverse
+  return single(b, b.transpose(b.input("x", s), perm));
+}
+
+Case conv_case(Rng& r) {
+  GraphBuilder b(true, r());
+  int64_t kind = pick(r, 0, 2);  // plain, grouped, depth-wise
+  int64_t groups = kind == 0 ? 1 : kind == 1 ? pick(r, 2, 3) : pick(r, 2, 6);
+  int64_t cg = kind == 2 ? 1 : pick(r, 1, 4), og = kind == 2 ? pick(r, 1, 2) : pick(r, 1, 4);
+  int64_t kh = pick(r, 1, 3), kw = pick(r, 1, 3), dh = pick(r, 1, 2), dw = pick(r, 1, 2);
+  int64_t h = dh * (kh - 1) + pick(r, 1, 8), w = dw * (kw - 1) + pick(r, 1, 8);
+  auto x = b.input("x", {pick(r, 1, 2), groups * cg, h, w});
+  std::vector<TensorRef> ins{x, some_weight(r, b, "w", {groups * og, cg, kh, kw})};
+  if (coin(r)) ins.push_back(some_weight(r, b, "bias", {groups * og}));
+  Attrs a{{"stride", Ints{pick(r, 1, 2), pick(r, 1, 2)}},
+          {"pads", Ints{pick(r, 0, 2), pick(r, 0, 2), pick(r, 0, 2), pick(r, 0, 2)}},
+          {"dilations", Ints{dh, dw}},
+          {"act", random_act(r)}};
+  return single(b, b.op("conv", ins, a));
+}
+
+Case enlarge_case(Rng& r) {
+  GraphBuilder b(true, r());
+  int64_t kh = one_of<int64_t>(r, {1, 3}), kw = one_of<int64_t>(r, {1, 3});
+  auto w = some_weight(r, b, "w", {pick(r, 1, 3), pick(r, 1, 3), kh, kw});
+  return single(
+      b, b.op("enlarge", {w}, {{"kernel", Ints{kh + 2 * pick(r, 0, 2), kw + 2 * pick(r, 0, 2)}}}));
+}
+
+Case pool_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  int64_t kh = pick(r, 1, 3), kw = pick(r, 1, 3);
+  auto x = b.input("x", {pick(r, 1, 2), pick(r, 1, 5), kh + pick(r, 0, 6), kw + pick(r, 0, 6)});
+  Attrs a{{"kernel", Ints{kh, kw}},
+          {"stride", Ints{pick(r, 1, 3), pick(r, 1, 3)}},
+          // Pads below the kernel size: every window holds at least one real element.
+          {"pads",
+           Ints{pick(r, 0, kh - 1), pick(r, 0, kw - 1), pick(r, 0, kh - 1), pick(r, 0, kw - 1)}}};
+  if (op == "poolavg") a.set("count_include_pad", pick(r, 0, 1));
+  return single(b, b.op(op, {x}, a));
+}
+
+Case global_avgpool_case(Rng& r) {
+  GraphBuilder b(true, r());
+  auto x = b.input("x", {pick(r, 1, 2), pick(r, 1, 9), pick(r, 1, 9), pick(r, 1, 9)});
+  return single(b, b.op("global_avgpool", {x}));
+}
+
+Case concat_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 4);
+  int64_t rank = static_cast<int64_t>(s.size());
+  int64_t axis = pick(r, -rank, rank - 1);
+  std::vector<TensorRef> xs;
+  for (int64_t i = 0, n = pick(r, 1, 3); i < n; ++i) {
+    s[static_cast<size_t>((axis + rank) % rank)] = pick(r, 1, 4);
+    xs.push_back(b.input("x" + std::to_string(i), s));
+  }
+  return single(b, b.concat(axis, xs));
+}
+
+Case split_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 4);
+  int64_t rank = static_cast<int64_t>(s.size());
+  size_t axis = static_cast<size_t>(pick(r, 0, rank - 1));
+  std::vector<TensorRef> parts;
+  if (coin(r)) {  // explicit sizes
+    s[axis] = pick(r, 2, 7);
+    Ints sizes;
+    for (int64_t left = s[axis]; left > 0;) {
+      int64_t n = pick(r, 1, left);
+      sizes.push_back(n);
+      left -= n;
+    }
+    parts = b.op_multi("split", {b.input("x", s)},
+                       {{"axis", static_cast<int64_t>(axis)}, {"sizes", sizes}});
+  } else {  // cut where a concat joined its parts
+    Shape s2 = s;
+    s2[axis] = pick(r, 1, 4);
+    auto joined = b.concat(static_cast<int64_t>(axis), {b.input("x", s), b.input("y", s2)});
+    parts = b.op_multi("split", {joined}, {{"axis", static_cast<int64_t>(axis) - rank}});
+  }
+  for (size_t i = 0; i < parts.size(); ++i) b.output("part" + std::to_string(i), parts[i]);
+  return {b.finish(), nullptr};
+}
+
+Case reshape_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 4);
+  // Regroup neighbouring axes, then write one of them as -1 and maybe the first as 0.
+  Ints target;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!target.empty() && coin(r))
+      target.back() *= s[i];
+    else
+      target.push_back(s[i]);
+  }
+  if (coin(r))
+    target[static_cast<size_t>(pick(r, 0, static_cast<int64_t>(target.size()) - 1))] = -1;
+  if (target[0] == s[0] && coin(r)) target[0] = 0;
+  return single(b, b.reshape(b.input("x", s), target));
+}
+
+Case flatten_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 4);
+  return single(b, b.op("flatten", {b.input("x", s)},
+                        {{"axis", pick(r, 0, static_cast<int64_t>(s.size()))}}));
+}
+
+Case pad_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 4);
+  Ints pads(2 * s.size());
+  for (auto& p : pads) p = pick(r, 0, 2);
+  return single(b,
+                b.op("pad", {b.input("x", s)}, {{"pads", pads}, {"value", pick(r, -2, 2) * 0.5}}));
+}
+
+Case slice_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 3, 6);
+  Ints starts, ends, axes, steps;
+  for (size_t a = 0; a < s.size(); ++a) {
+    if (!coin(r)) continue;
+    int64_t d = s[a], lo = pick(r, 0, d - 1), hi = pick(r, lo + 1, d);
+    int64_t step = pick(r, 1, 2);
+    axes.push_back(coin(r) ? static_cast<int64_t>(a)
+                           : static_cast<int64_t>(a) - static_cast<int64_t>(s.size()));
+    if (coin(r)) {  // forwards; ends past the end are clamped
+      starts.push_back(coin(r) ? lo : lo - d);
+      ends.push_back(hi == d && coin(r) ? d + 5 : hi);
+      steps.push_back(step);
+    } else {  // backwards from hi-1 down to lo
+      starts.push_back(hi - 1);
+      ends.push_back(lo == 0 ? -d - 5 : lo - 1);
+      steps.push_back(-step);
+    }
+  }
+  if (axes.empty()) {
+    axes = {0};
+    starts = {0};
+    ends = {s[0]};
+    steps = {1};
+  }
+  return single(b, b.op("slice", {b.input("x", s)},
+                        {{"starts", starts}, {"ends", ends}, {"axes", axes}, {"steps", steps}}));
+}
+
+Case batchnorm_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 2, 4, 5);
+  return single(b, b.batchnorm(b.input("x", s), "bn"));
+}
+
+Case softmax_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 6);
+  int64_t rank = static_cast<int64_t>(s.size());
+  return single(b, b.softmax(b.input("x", s), pick(r, -rank, rank - 1)));
+}
+
+Case layernorm_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 6);
+  int64_t rank = static_cast<int64_t>(s.size());
+  int64_t axis = pick(r, -rank, rank - 1);
+  Shape trailing(s.begin() + (axis + rank) % rank, s.end());
+  std::vector<TensorRef> ins{b.input("x", s), some_weight(r, b, "scale", trailing)};
+  if (coin(r)) ins.push_back(some_weight(r, b, "bias", trailing));
+  return single(b, b.op("layernorm", ins, {{"axis", axis}, {"epsilon", 1e-3}}));
+}
+
+Case reduce_mean_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 5);
+  Ints axes;
+  for (size_t a = 0; a < s.size(); ++a)
+    if (coin(r))
+      axes.push_back(coin(r) ? static_cast<int64_t>(a)
+                             : static_cast<int64_t>(a) - static_cast<int64_t>(s.size()));
+  return single(
+      b, b.op("reduce_mean", {b.input("x", s)}, {{"axes", axes}, {"keepdims", pick(r, 0, 1)}}));
+}
+
+Case const_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  Attrs a;
+  if (op == "const_pool" || op == "const_iconv") {
+    int64_t k = op == "const_iconv" ? one_of<int64_t>(r, {1, 3, 5}) : pick(r, 1, 4);
+    a = {{"channels", pick(r, 1, 4)}, {"kernel", Ints{k, op == "const_iconv" ? k : pick(r, 1, 4)}}};
+  } else if (op == "const_imatmul") {
+    a = {{"n", pick(r, 1, 6)}};
+  } else {
+    a = {{"shape", random_shape(r, 1, 3, 4)}};
+  }
+  // Used by a run-time operator as well as output directly.
+  auto c = b.op(op, {}, a);
+  const Shape& cs = b.shape(c);
+  auto x = b.input("x", cs);
+  b.output("c", c);
+  b.output("sum", b.ewadd(c, x));
+  return {b.finish(), nullptr};
+}
+
+const std::map<std::string, CaseFn>& cases() {
+  static const std::map<std::string, CaseFn> m = [] {
+    std::map<std::string, CaseFn> c;
+    for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity"})
+      c[op] = [op](Rng& r) { return unary_case(r, op); };
+    for (const char* op : {"ewadd", "ewmul"})
+      c[op] = [op](Rng& r) { return same_shape_case(r, op); };
+    for (const char* op : {"add", "sub", "mul", "div"})
+      c[op] = [op](Rng& r) { return broadcast_case(r, op); };
+    for (const char* op : {"poolavg", "poolmax"}) c[op] = [op](Rng& r) { return pool_case(r, op); };
+    for (const char* op : {"const_pool", "const_iconv", "const_imatmul", "const_iewmul"})
+      c[op] = [op](Rng& r) { return const_case(r, op); };
+    c["smul"] = smul_case;
+    c["matmul"] = matmul_case;
+    c["transpose"] = transpose_case;
+    c["conv"] = conv_case;
+    c["enlarge"] = enlarge_case;
+    c["global_avgpool"] = global_avgpool_case;
+    c["concat"] = concat_case;
+    c["split"] = split_case;
+    c["reshape"] = reshape_case;
+    c["flatten"] = flatten_case;
+    c["pad"] = pad_case;
+    c["slice"] = slice_case;
+    c["batchnorm"] = batchnorm_case;
+    c["softmax"] = softmax_case;
+    c["layernorm"] = layernorm_case;
+    c["reduce_mean"] = reduce_mean_case;
+    return c;
+  }();
+  return m;
+}
+
+// Operators the executor runs on oneDNN primitives (or as zero-copy views); the others run
+// their reference kernel inside the executor.
+const std::set<std::string> kOnednnOps = {
+    "relu",      "sigmoid",        "tanh",      "gelu",       "exp",     "sqrt",
+    "identity",  "ewadd",          "ewmul",     "add",        "sub",     "mul",
+    "div",       "smul",           "matmul",    "transpose",  "conv",    "poolavg",
+    "poolmax",   "global_avgpool", "concat",    "split",      "reshape", "flatten",
+    "batchnorm", "softmax",        "layernorm", "reduce_mean"};
+
+std::vector<std::string> executable_ops() {
+  std::vector<std::string> ops;
+  for (const OpDef* op : all_ops())
+    if (op->name != "input" && op->name != "weight" && op->cls != OpClass::Opaque)
+      ops.push_back(op->name);
+  return ops;
+}
+
+class EveryOperator : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryOperator, AgreesWithReferenceOnRandomShapesAndAttributes) {
+  const std::string& op = GetParam();
+  auto it = cases().find(op);
+  ASSERT_NE(it, cases().end()) << "no executor test case for operator '" << op << "'";
+  Rng rng(std::hash<std::string>{}(op) ^ 0x0ddba11);
+  int on_onednn = 0;
+  const int instances = 12;
+  for (int i = 0; i < instances; ++i) {
+    Case c = it->second(rng);
+    auto feeds = feeds_for(c.graph, static_cast<uint64_t>(i) + 1);
+    if (c.adjust) c.adjust(feeds);
+    std::string what = "operator " + op + ", instance " + std::to_string(i) + "\n" + [&] {
+      std::string s;
+      for (NodeId id : c.graph.topo_order())
+        s += c.graph.describe(id) + " " + c.graph.node(id).attrs.str() + "\n";
+      return s;
+    }();
+    auto ref = run_reference(c.graph, feeds);
+    for (bool fold : {true, false}) {
+      OnednnExecutor ex(c.graph, {.fold_constants = fold});
+      std::string plan = plan_of(ex, op);
+      expect_close(ex.run(feeds), ref, what + "plan: " + plan);
+      if (plan.find("reference kernel") == std::string::npos) ++on_onednn;
+    }
+  }
+  if (kOnednnOps.count(op))
+    EXPECT_GT(on_onednn, 0) << op << " never ran on oneDNN";
+  else
+    EXPECT_EQ(on_onednn, 0) << op << " is expected to run its reference kernel";
+}
+
+INSTANTIATE_TEST_SUITE_P(OnednnExecutor, EveryOperator, ::testing::ValuesIn(executable_ops()),
+                         [](const auto& info) { return info.param; });
+
+// ---------------------------------------------------------------- whole graphs
+
+// A bottleneck block with batchnorm, a projection shortcut, pooling and a classifier:
+// blocked layouts flow from conv through batchnorm, relu, add and pooling.
+Graph residual_block() {
+  GraphBuilder b(true, 7);
+  auto x = b.input("x", {1, 16, 12, 12});
+  auto h = b.relu(b.batchnorm(b.conv(x, b.weight("c1", {8, 16, 1, 1})), "bn1"));
+  h = b.conv(h, b.weight("c2", {8, 8, 3, 3}), {.stride = 2, .pad = 1, .act = "relu"});
+  h = b.batchnorm(b.conv(h, b.weight("c3", {32, 8, 1, 1})), "bn3");
+  auto proj = b.conv(x, b.weight("proj", {32, 16, 1, 1}), {.stride = 2});
+  auto y = b.relu(b.ewadd(h, proj));
+  auto pooled = b.op("global_avgpool", {b.poolavg(y, {.kernel = 3, .stride = 1, .pad = 1})});
+  auto flat = b.op("flatten", {pooled}, {{"axis", 1}});
+  auto logits = b.op("matmul", {flat, b.weight("fc", {32, 10}), b.weight("fc.b", {10})});
+  b.output("probs", b.softmax(logits));
+  b.output("features", y);
+  return b.finish();
+}
+
+TEST(OnednnExecutor, DemoModelAgreesWithReference) {
+  Graph g = demo_model();
+  auto feeds = random_feeds(g, 3);
+  OnednnExecutor ex(g);
+  expect_close(ex.run(feeds), run_reference(g, feeds), "demo model");
+  EXPECT_NE(plan_of(ex, "conv").find("convolution"), std::string::npos) << plan_of(ex, "conv");
+}
+
+TEST(OnednnExecutor, ResidualBlockAgreesWithReference) {
+  Graph g = residual_block();
+  auto feeds = random_feeds(g, 5);
+  OnednnExecutor ex(g);
+  expect_close(ex.run(feeds), run_reference(g, feeds), "residual block");
+  for (auto& p : ex.plan())
+    EXPECT_EQ(p.how.find("reference"), std::string::npos) << p.op << ": " << p.how;
+}
+
+TEST(OnednnExecutor, RepeatedRunsReusePrimitivesAndSeeNewFeeds) {
+  Graph g = residual_block();
+  OnednnExecutor ex(g);
+  size_t steps = ex.num_run_steps();
+  auto feeds1 = random_feeds(g, 11), feeds2 = random_feeds(g, 12);
+  auto out1 = ex.run(feeds1);
+  auto out2 = ex.run(feeds2);
+  EXPECT_EQ(ex.num_run_steps(), steps);
+  expect_close(out1, run_reference(g, feeds1), "first run");
+  expect_close(out2, run_reference(g, feeds2), "second run, new feeds");
+  EXPECT_NE(out1[1].data, out2[1].data);
+  expect_close(ex.run(feeds1), out1, "third run, first feeds again");
+}
+
+TEST(OnednnExecutor, ProfileTimesEveryRunTimeNode) {
+  Graph g = residual_block();
+  auto feeds = random_feeds(g, 2);
+  OnednnExecutor ex(g);
+  std::vector<NodeTime> times;
+  auto outs = ex.run(feeds, times);
+  expect_close(outs, run_reference(g, feeds), "profiled run");
+  std::set<NodeId> timed;
+  for (auto& t : times) {
+    EXPECT_GE(t.seconds, 0.0);
+    EXPECT_TRUE(timed.insert(t.node).second) << "node " << t.node << " listed twice";
+  }
+  // Folded nodes cost nothing at run time; views only when they need a layout conversion.
+  for (auto& p : ex.plan()) {
+    if (p.how.rfind("folded", 0) == 0) {
+      EXPECT_EQ(timed.count(p.node), 0u) << p.op << ": " << p.how;
+    } else if (p.how != "view") {
+      EXPECT_EQ(timed.count(p.node), 1u) << p.op << ": " << p.how;
+    }
+  }
+  double total = 0;
+  for (auto& t : times) total += t.seconds;
+  EXPECT_GT(total, 0.0);
+}
+
+TEST(OnednnExecutor, FoldsConstantSubgraphsAtCompileTime) {
+  GraphBuilder b(true, 3);
+  auto x = b.input("x", {1, 4, 6, 6});
+  auto w = b.op("enlarge", {b.weight("w", {4, 4, 1, 1})}, {{"kernel", Ints{3, 3}}});
+  b.output("y", b.conv(x, w, {.pad = 1}));
+  Graph g = b.finish();
+  auto feeds = random_feeds(g, 1);
+  auto ref = run_reference(g, feeds);
+  OnednnExecutor folded(g), unfolded(g, {.fold_constants = false});
+  EXPECT_EQ(plan_of(folded, "enlarge").rfind("folded", 0), 0u) << plan_of(folded, "enlarge");
+  EXPECT_EQ(plan_of(unfolded, "enlarge").find("folded"), std::string::npos);
+  EXPECT_LT(folded.num_run_steps(), unfolded.num_run_steps());
+  expect_close(folded.run(feeds), ref, "folded");
+  expect_close(unfolded.run(feeds), ref, "unfolded");
+}
+
+TEST(OnednnExecutor, FeedWeightsOverridesBakedData) {
+  Graph g = residual_block();
+  auto feeds = random_feeds(g, 4, true);
+  OnednnExecutor ex(g, {.feed_weights = true});
+  expect_close(ex.run(feeds), run_reference(g, feeds), "weights fed");
+  // Without a feed a run-time weight falls back to its data.
+  auto inputs_only = random_feeds(g, 4);
+  expect_close(ex.run(inputs_only), run_reference(g, inputs_only), "weights from data");
+}
+
+// ---------------------------------------------------------------- errors
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(OnednnExecutor, RejectsBadFeedsWithClearMessages) {
+  Graph g = demo_model();
+  OnednnExecutor ex(g);
+  EXPECT_NE(error_of([&] { ex.run({}); }).find("no value for 'image'"), std::string::npos);
+  TensorMap<float> wrong{{"image", {{1, 3, 8, 8}, std::vector<float>(192)}}};
+  std::string msg = error_of([&] { ex.run(wrong); });
+  EXPECT_NE(msg.find("'image'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("[1,3,32,32]"), std::string::npos) << msg;
+  auto with_weights = random_feeds(g, 1, true);
+  msg = error_of([&] { ex.run(with_weights); });
+  EXPECT_NE(msg.find("feed_weights"), std::string::npos) << msg;
+}
+
+TEST(OnednnExecutor, RejectsOpaqueOperators) {
+  Graph g;
+  TensorType t;
+  t.shape = {2, 3};
+  auto x = g.add_input("x", t);
+  auto o = g.add_opaque("NonMaxSuppression", {{x, 0}}, {t});
+  g.add_output("y", {o, 0});
+  std::string msg = error_of([&] { OnednnExecutor ex(g); });
+  EXPECT_NE(msg.find("opaque"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("NonMaxSuppression"), std::string::npos) << msg;
+}
+
+TEST(OnednnExecutor, ReportsTheInstructionSet) {
+  EXPECT_FALSE(onednn_cpu_isa().empty());
+}
+
+}  // namespace
+}  // namespace graphsub
