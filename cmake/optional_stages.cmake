@@ -5,3 +5,8 @@ graphsub_stage(graphsub_onednn DIRS exec_onednn DEPS graphsub_ref DNNL::dnnl)
 graphsub_stage(graphsub_models DIRS models DEPS graphsub_ir)
 
 set(GRAPHSUB_CLI_LIBS graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
+
+# The rule language: terms, axioms, rules, instantiation as IR, bounded numeric checking.
+graphsub_stage(graphsub_rules DIRS rules DEPS graphsub_ref)
+target_compile_definitions(graphsub_rules PRIVATE GRAPHSUB_SOURCE_DIR_FOR_SPECS="${CMAKE_SOURCE_DIR}")
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_rules)

@@ -1,0 +1,62 @@
+#pragma once
+// A rewrite rule: source and target terms over shared variables, possibly with several
+// outputs (source output i is replaced by target output i).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/term.h"
+
+namespace graphsub::rules {
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+struct ParamVar {
+  std::string name;    // without '?'
+  std::string domain;  // a domain declared in specs/operators.axioms (stride, padding, act, ...)
+};
+
+struct Rule {
+  std::string name;
+  std::string doc;                       // optional one-line description ("" when absent)
+  std::vector<std::string> tensor_vars;  // the rule's tensor inputs, in order
+  std::vector<ParamVar> param_vars;
+  std::vector<TermPtr> constraints;  // boolean terms over parameter variables, e.g. (!= ?a ?b)
+  std::vector<TermPtr> source;       // one term per output
+  std::vector<TermPtr> target;       // same length as source
+  SourceLocation loc;
+};
+
+// A declared parameter domain: the values a parameter variable of that domain ranges over,
+// e.g. (domain stride 1 2) or (domain padding same valid).
+struct ParamDomain {
+  std::string name;
+  std::vector<TermPtr> values;  // Int or Symbol terms
+  SourceLocation loc;
+};
+
+// The shapes bounded testing enumerates: every tensor variable takes every shape of one of the
+// ranks with every dimension in `dims`, except the two spatial dimensions of convolution
+// kernels, which take `kernel_dims`.
+struct ShapeSpace {
+  std::vector<int64_t> ranks{0, 2, 4};
+  std::vector<int64_t> dims{1, 2, 3, 4};
+  std::vector<int64_t> kernel_dims{1, 3};
+};
+
+// The contents of one file of the language: specs/operators.axioms or a rules/*.rules file.
+struct RuleSet {
+  std::vector<ParamDomain> domains;
+  std::optional<ShapeSpace> shapes;  // (shapes ...) when the file declares it
+  std::vector<Rule> axioms;
+  std::vector<Rule> rules;
+
+  const ParamDomain* domain(std::string_view name) const;
+};
+
+}  // namespace graphsub::rules

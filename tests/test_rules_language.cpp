@@ -1,0 +1,287 @@
+// The rule language: terms, the parser and printer (round trips, error locations), the axioms
+// file, conditions, and instantiation of terms as IR.
+#include <gtest/gtest.h>
+
+#include "exec/reference_executor.h"
+#include "ir/error.h"
+#include "rules/conditions.h"
+#include "rules/instantiate.h"
+#include "rules/rule_parser.h"
+#include "rules/rule_printer.h"
+
+namespace graphsub::rules {
+namespace {
+
+const std::string kAxioms = std::string(GRAPHSUB_SOURCE_DIR) + "/specs/operators.axioms";
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void expect_same_rule(const Rule& a, const Rule& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.doc, b.doc);
+  EXPECT_EQ(a.tensor_vars, b.tensor_vars);
+  ASSERT_EQ(a.param_vars.size(), b.param_vars.size());
+  for (size_t i = 0; i < a.param_vars.size(); ++i) {
+    EXPECT_EQ(a.param_vars[i].name, b.param_vars[i].name);
+    EXPECT_EQ(a.param_vars[i].domain, b.param_vars[i].domain);
+  }
+  auto same_terms = [](const std::vector<TermPtr>& x, const std::vector<TermPtr>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!term_equal(x[i], y[i])) return false;
+    return true;
+  };
+  EXPECT_TRUE(same_terms(a.source, b.source)) << a.name;
+  EXPECT_TRUE(same_terms(a.target, b.target)) << a.name;
+  EXPECT_TRUE(same_terms(a.constraints, b.constraints)) << a.name;
+}
+
+TEST(Terms, PrintParseRoundTrip) {
+  for (const char* text :
+       {"(matmul none ?x (concat 1 ?y ?z))", "(conv 2 same relu ?x (enlarge 3 ?w))",
+        "(split1 ?a (concat ?a ?x ?y))", "(ewmul ?x (iewmul))", "?x"}) {
+    TermPtr t = parse_term(text);
+    EXPECT_EQ(term_str(t), text);
+    EXPECT_TRUE(term_equal(parse_term(term_str(t)), t));
+  }
+  EXPECT_FALSE(term_equal(parse_term("(ewadd ?x ?y)"), parse_term("(ewadd ?y ?x)")));
+  EXPECT_FALSE(term_equal(parse_term("(concat 0 ?x ?y)"), parse_term("(concat 1 ?x ?y)")));
+}
+
+TEST(Terms, ParseErrorsNameWhatWasExpected) {
+  EXPECT_NE(error_of([] { parse_term("(frobnicate ?x)"); }).find("unknown operator 'frobnicate'"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_term("(conv 1 same ?x ?y)");
+            }).find("conv expects 3 parameter(s) then 2 tensor"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_term("(ewadd ?x 3)"); }).find("expected a tensor term"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_term("(ewadd ?x ?y"); }).find("expected ')'"), std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_term("(concat ?x ?x ?y)");
+            }).find("?x is used as a tensor here but as a parameter"),
+            std::string::npos);
+}
+
+TEST(RuleFile, AxiomsFileHasNamedDocumentedAxiomsAndDomains) {
+  RuleSet s = load_rules(kAxioms);
+  EXPECT_GE(s.axioms.size(), 43u);
+  EXPECT_TRUE(s.rules.empty());
+  for (auto& a : s.axioms) {
+    EXPECT_FALSE(a.doc.empty()) << a.name;
+    EXPECT_EQ(a.source.size(), 1u);
+  }
+  ASSERT_NE(s.domain("stride"), nullptr);
+  EXPECT_EQ(s.domain("stride")->values.size(), 2u);
+  ASSERT_NE(s.domain("padding"), nullptr);
+  ASSERT_NE(s.domain("act"), nullptr);
+  ASSERT_TRUE(s.shapes.has_value());
+  EXPECT_EQ(s.shapes->kernel_dims, (std::vector<int64_t>{1, 3}));
+  // Parameter variables take the domain of the position they are used in.
+  bool found = false;
+  for (auto& a : s.axioms)
+    if (a.name == "conv-relu") {
+      found = true;
+      ASSERT_EQ(a.param_vars.size(), 2u);
+      EXPECT_EQ(a.param_vars[0].domain, "stride");
+      EXPECT_EQ(a.param_vars[1].domain, "padding");
+      EXPECT_EQ(a.tensor_vars, (std::vector<std::string>{"x", "y"}));
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(RuleFile, PrintingThenParsingGivesBackTheSameRules) {
+  RuleSet axioms = load_rules(kAxioms);
+  RuleSet again = parse_rules(ruleset_str(axioms), "printed.axioms");
+  ASSERT_EQ(again.axioms.size(), axioms.axioms.size());
+  for (size_t i = 0; i < axioms.axioms.size(); ++i)
+    expect_same_rule(axioms.axioms[i], again.axioms[i]);
+  EXPECT_EQ(ruleset_str(again), ruleset_str(axioms));
+
+  const char* text = R"(
+    ; two matmuls sharing their left operand become one matmul and a split
+    (rule merge-matmuls "shared left operand"
+      (params (?c act))
+      (source (matmul ?c ?x ?y) (matmul ?c ?x ?z))
+      (target (split0 1 (matmul ?c ?x (concat 1 ?y ?z)))
+              (split1 1 (matmul ?c ?x (concat 1 ?y ?z)))))
+    (rule guarded (tensors ?w ?x) (params (?s stride) (?p padding))
+      (where (!= ?s 2) (or (= ?p same) (not (= (dim ?w 1) (dim ?x 1)))))
+      (source (conv ?s ?p relu ?x ?w))
+      (target (relu (conv ?s ?p none ?x ?w)))))";
+  RuleSet rules = parse_rules(text, "t.rules", &axioms);
+  ASSERT_EQ(rules.rules.size(), 2u);
+  const Rule& m = rules.rules[0];
+  EXPECT_EQ(m.tensor_vars, (std::vector<std::string>{"x", "y", "z"}));
+  EXPECT_EQ(m.source.size(), 2u);
+  EXPECT_EQ(rules.rules[1].tensor_vars, (std::vector<std::string>{"w", "x"}));  // declared order
+  RuleSet back = parse_rules(ruleset_str(rules), "t2.rules", &axioms);
+  ASSERT_EQ(back.rules.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) expect_same_rule(rules.rules[i], back.rules[i]);
+  EXPECT_EQ(rule_str(back.rules[1]), rule_str(rules.rules[1]));
+}
+
+TEST(RuleFile, ErrorsCarryFileLineAndColumn) {
+  RuleSet axioms = load_rules(kAxioms);
+  auto err = [&](const char* text) {
+    return error_of([&] { parse_rules(text, "bad.rules", &axioms); });
+  };
+  EXPECT_EQ(err("(rule r\n  (source (conv 3 same none ?x ?w))\n  (target ?x))")
+                .rfind("bad.rules:2:17: 3 is not in domain stride (expected one of: 1 2)", 0),
+            0u)
+      << err("(rule r\n  (source (conv 3 same none ?x ?w))\n  (target ?x))");
+  EXPECT_EQ(err("(rule r (source (relu ?x)) (target (relu ?y)))")
+                .rfind("bad.rules:1:1: rule 'r': ?y appears in the target", 0),
+            0u);
+  EXPECT_EQ(err("(rule r (source (relu ?x) (relu ?y)) (target (relu ?x)))")
+                .rfind("bad.rules:1:1: rule 'r' has 2 source output(s) but 1 target", 0),
+            0u);
+  EXPECT_EQ(
+      err("\n\n   (rule r (source (relu ?x)) (target ?x)").rfind("bad.rules:3:4: expected ')'", 0),
+      0u);
+  EXPECT_EQ(err("(rule r (params (?a nosuch)) (source (relu ?x)) (target ?x))")
+                .rfind("bad.rules:1:21: domain 'nosuch' is not declared", 0),
+            0u);
+  EXPECT_EQ(err("(rule r (source (relu ?x)) (target ?x))\n(rule r (source (relu ?x)) (target ?x))")
+                .rfind("bad.rules:2:1: name 'r' used twice", 0),
+            0u);
+  EXPECT_EQ(err("(frob)").rfind(
+                "bad.rules:1:1: expected (domain ...), (shapes ...), (axiom ...) or (rule ...)", 0),
+            0u);
+  EXPECT_EQ(err("(rule r (source ?x) (target ?x))")
+                .rfind("bad.rules:1:1: rule 'r': a source output must apply an operator", 0),
+            0u);
+  EXPECT_EQ(err("(rule r (where (!= ?q 1)) (source (relu ?x)) (target ?x))")
+                .rfind("bad.rules:1:20: ?q must be declared", 0),
+            0u);
+  EXPECT_EQ(err(")").rfind("bad.rules:1:1: unexpected ')'", 0), 0u);
+  EXPECT_NE(error_of([] {
+              load_rules("/nonexistent/x.rules");
+            }).find("cannot read rule file '/nonexistent/x.rules'"),
+            std::string::npos);
+}
+
+TEST(Conditions, EvaluateParametersAndDimensions) {
+  RuleSet axioms = load_rules(kAxioms);
+  RuleSet rs = parse_rules(
+      "(rule r (params (?s stride) (?p padding)) (where (!= ?s 2) (or (= ?p same) (= (dim ?w 1) "
+      "(dim ?x 1))))"
+      " (source (conv ?s ?p none ?x ?w)) (target (conv ?s ?p none ?x ?w)))",
+      "c.rules", &axioms);
+  const auto& c = rs.rules[0].constraints;
+  EXPECT_TRUE(conditions_use_shapes(c));
+  TensorType x{.shape = {1, 4, 3, 3}}, w_dense{.shape = {2, 4, 1, 1}},
+      w_group{.shape = {2, 2, 1, 1}};
+  std::map<std::string, AxiomParam> p1{{"s", int64_t{1}}, {"p", std::string("valid")}};
+  EXPECT_TRUE(conditions_hold(c, p1, {{"x", x}, {"w", w_dense}}));
+  EXPECT_FALSE(conditions_hold(c, p1, {{"x", x}, {"w", w_group}}));
+  std::map<std::string, AxiomParam> p2{{"s", int64_t{1}}, {"p", std::string("same")}};
+  EXPECT_TRUE(conditions_hold(c, p2, {{"x", x}, {"w", w_group}}));
+  std::map<std::string, AxiomParam> p3{{"s", int64_t{2}}, {"p", std::string("same")}};
+  EXPECT_FALSE(conditions_hold(c, p3, {{"x", x}, {"w", w_dense}}));
+}
+
+class InstantiateTest : public ::testing::Test {
+ protected:
+  TensorRef input(const std::string& name, Shape s) {
+    return {g.add_input(name, TensorType{.shape = std::move(s)}), 0};
+  }
+  Graph g;
+};
+
+TEST_F(InstantiateTest, SharesEqualSubtermsAcrossOutputs) {
+  Bindings b{
+      .tensors = {{"x", input("x", {2, 4})}, {"y", input("y", {4, 3})}, {"z", input("z", {4, 5})}},
+      .params = {{"c", std::string("relu")}}};
+  Instantiator inst(g, b);
+  TensorRef a = inst.build(parse_term("(split0 1 (matmul ?c ?x (concat 1 ?y ?z)))"));
+  TensorRef c = inst.build(parse_term("(split1 1 (matmul ?c ?x (concat 1 ?y ?z)))"));
+  EXPECT_EQ(a.node, c.node);  // one split node, two outputs
+  EXPECT_EQ(a.output, 0u);
+  EXPECT_EQ(c.output, 1u);
+  EXPECT_EQ(g.num_ops(), 3u);  // concat, matmul, split
+  EXPECT_EQ(g.type(a).shape, (Shape{2, 3}));
+  EXPECT_EQ(g.type(c).shape, (Shape{2, 5}));
+  const Node& mm = g.node(g.node(a.node).inputs[0].node);
+  EXPECT_EQ(mm.op->name, "matmul");
+  EXPECT_EQ(mm.attrs.s("act"), "relu");
+  // Building the same term again adds nothing.
+  inst.build(parse_term("(matmul ?c ?x (concat 1 ?y ?z))"));
+  EXPECT_EQ(g.num_ops(), 3u);
+}
+
+TEST_F(InstantiateTest, SizesConstantsFromTheOperandTheyMeet) {
+  Bindings b{.tensors = {{"x", input("x", {2, 3, 5, 5})}, {"m", input("m", {2, 4})}}};
+  Instantiator inst(g, b);
+  TensorRef p = inst.build(parse_term("(conv 1 same none ?x (cpool 3))"));
+  const Node& conv = g.node(p.node);
+  EXPECT_EQ(g.type(conv.inputs[1]).shape, (Shape{3, 1, 3, 3}));
+  TensorRef id = inst.build(parse_term("(conv 1 same none ?x (iconv 3))"));
+  EXPECT_EQ(g.type(g.node(id.node).inputs[1]).shape, (Shape{3, 3, 3, 3}));
+  TensorRef mi = inst.build(parse_term("(matmul none ?m (imatmul))"));
+  EXPECT_EQ(g.type(g.node(mi.node).inputs[1]).shape, (Shape{4, 4}));
+  TensorRef ml = inst.build(parse_term("(matmul none (imatmul) ?m)"));
+  EXPECT_EQ(g.type(g.node(ml.node).inputs[0]).shape, (Shape{2, 2}));
+  TensorRef e = inst.build(parse_term("(ewmul (iewmul) ?m)"));
+  EXPECT_EQ(g.type(g.node(e.node).inputs[0]).shape, (Shape{2, 4}));
+
+  // The identities hold numerically on the reference kernels.
+  g.add_output("conv_iconv", id);
+  g.add_output("x", b.tensors["x"]);
+  g.add_output("mm", mi);
+  g.add_output("m", b.tensors["m"]);
+  auto out = run_reference(g, random_feeds(g, 7));
+  EXPECT_TRUE(compare(out[0], out[1], 1e-6, 1e-6).ok);
+  EXPECT_TRUE(compare(out[2], out[3], 1e-6, 1e-6).ok);
+}
+
+TEST_F(InstantiateTest, ShapeErrorsNameTheTermAndTheShapes) {
+  Bindings b{.tensors = {{"x", input("x", {2, 4})},
+                         {"y", input("y", {3, 4})},
+                         {"v", input("v", {2, 3, 4, 4})}}};
+  std::string e = error_of([&] { instantiate(g, parse_term("(relu (matmul none ?x ?y))"), b); });
+  EXPECT_NE(e.find("(matmul none ?x ?y) does not type-check on f32[2,4], f32[3,4]"),
+            std::string::npos)
+      << e;
+  e = error_of([&] { instantiate(g, parse_term("(transpose ?v)"), b); });
+  EXPECT_NE(e.find("lies outside the rule language"), std::string::npos) << e;
+  e = error_of([&] { instantiate(g, parse_term("(imatmul)"), b); });
+  EXPECT_NE(e.find("cannot size the constant (imatmul)"), std::string::npos) << e;
+  e = error_of([&] { instantiate(g, parse_term("(relu ?q)"), b); });
+  EXPECT_NE(e.find("?q is not bound"), std::string::npos) << e;
+  e = error_of([&] { instantiate(g, parse_term("(concat ?a ?x ?y)"), b); });
+  EXPECT_NE(e.find("?a is not bound"), std::string::npos) << e;
+  // Broadcasting matmul is outside the language (axis numbers would name different axes).
+  Bindings b2{.tensors = {{"v", b.tensors["v"]}, {"w", input("w", {4, 2})}}};
+  e = error_of([&] { instantiate(g, parse_term("(matmul none ?v ?w)"), b2); });
+  EXPECT_NE(e.find("equal rank"), std::string::npos) << e;
+}
+
+TEST(InferTermType, AgreesWithInstantiation) {
+  TypeBindings tb{.tensors = {{"x", TensorType{.shape = {1, 4, 5, 5}}},
+                              {"w", TensorType{.shape = {6, 4, 3, 3}}}},
+                  .params = {{"s", int64_t{2}}}};
+  TermPtr t = parse_term("(concat 1 (conv ?s same none ?x ?w) (conv ?s same none ?x ?w))");
+  TensorType ty = infer_term_type(t, tb);
+  EXPECT_EQ(ty.shape, (Shape{1, 12, 3, 3}));
+  ASSERT_NE(ty.split(1), nullptr);
+  EXPECT_EQ(ty.split(1)->cut, 6);
+  Graph g;
+  Bindings b{.tensors = {{"x", {g.add_input("x", tb.tensors["x"]), 0}},
+                         {"w", {g.add_input("w", tb.tensors["w"]), 0}}},
+             .params = tb.params};
+  EXPECT_EQ(g.type(instantiate(g, t, b)), ty);
+  tb.tensors["w"].shape = {6, 3, 3, 3};  // 4 channels do not split into groups of 3
+  EXPECT_THROW(infer_term_type(t, tb), Error);
+}
+
+}  // namespace
+}  // namespace graphsub::rules
