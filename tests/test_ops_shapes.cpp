@@ -12,10 +12,10 @@
 namespace graphsub {
 namespace {
 
-using testing::contains;
-using testing::f32;
-using testing::infer;
-using testing::infer_error;
+using testutil::contains;
+using testutil::f32;
+using testutil::infer;
+using testutil::infer_error;
 using Ints = std::vector<int64_t>;
 
 Shape shape0(std::string_view op, const std::vector<Shape>& ins, Attrs a = {}) {

@@ -8,7 +8,7 @@
 #include "exec/reference_executor.h"
 #include "ir/error.h"
 
-namespace graphsub::testing {
+namespace graphsub::testutil {
 
 TensorType f32(Shape s) {
   TensorType t;
@@ -99,4 +99,4 @@ double max_rel_error(const HostTensor<float>& a, const HostTensor<float>& b) {
   return m;
 }
 
-}  // namespace graphsub::testing
+}  // namespace graphsub::testutil

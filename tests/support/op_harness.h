@@ -12,7 +12,7 @@
 #include "exec/host_tensor.h"
 #include "ir/graph.h"
 
-namespace graphsub::testing {
+namespace graphsub::testutil {
 
 TensorType f32(Shape s);
 
@@ -54,4 +54,4 @@ void for_each_index(const Shape& s, F f) {
 // Largest |a-b| relative to max(1, |b|); infinity when shapes differ.
 double max_rel_error(const HostTensor<float>& a, const HostTensor<float>& b);
 
-}  // namespace graphsub::testing
+}  // namespace graphsub::testutil
