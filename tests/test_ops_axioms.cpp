@@ -1,0 +1,173 @@
+// Binding of operators to the axiom language (axiom names, parameters <-> attributes) and the
+// analytic cost of each operator.
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "ops/op_def.h"
+#include "support/op_harness.h"
+
+namespace graphsub {
+namespace {
+
+using testutil::f32;
+using Ints = std::vector<int64_t>;
+using Params = std::vector<AxiomParam>;
+
+// Attributes for parameters, normalised as Graph::add would, then read back.
+Attrs to_attrs(const OpDef& op, const Params& p, const std::vector<TensorType>& in) {
+  return normalize_attrs(op, op.params_to_attrs(p, in));
+}
+std::optional<Params> to_params(const OpDef& op, const Attrs& a,
+                                const std::vector<TensorType>& in) {
+  return op.attrs_to_params(normalize_attrs(op, a), in);
+}
+
+TEST(OpsAxioms, AxiomNamesResolve) {
+  for (const char* name :
+       {"ewadd", "ewmul", "smul", "transpose", "matmul", "conv", "enlarge", "relu", "sigmoid",
+        "tanh", "poolavg", "poolmax", "concat", "cpool", "iconv", "imatmul", "iewmul"}) {
+    const OpDef* op = find_op_by_axiom_name(name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_EQ(axiom_output_index(*op, name), 0u);
+  }
+  const OpDef* s1 = find_op_by_axiom_name("split1");
+  ASSERT_NE(s1, nullptr);
+  EXPECT_EQ(s1->name, "split");
+  EXPECT_EQ(axiom_output_index(*s1, "split0"), 0u);
+  EXPECT_EQ(axiom_output_index(*s1, "split1"), 1u);
+  EXPECT_THROW(axiom_output_index(op_def("conv"), "split1"), Error);
+  EXPECT_EQ(find_op_by_axiom_name("gelu"), nullptr);
+}
+
+TEST(OpsAxioms, ParameterListsMatchTheBindings) {
+  for (const OpDef* op : all_ops()) {
+    if (op->axiom_name.empty()) continue;
+    if (op->axiom_params.empty()) continue;
+    EXPECT_NE(op->params_to_attrs, nullptr) << op->name;
+    EXPECT_NE(op->attrs_to_params, nullptr) << op->name;
+  }
+  EXPECT_EQ(op_def("conv").axiom_params, (std::vector<std::string>{"stride", "padding", "act"}));
+  EXPECT_EQ(op_def("poolavg").axiom_params,
+            (std::vector<std::string>{"kernel", "stride", "padding"}));
+  EXPECT_EQ(op_def("matmul").axiom_params, (std::vector<std::string>{"act"}));
+  EXPECT_EQ(op_def("concat").axiom_params, (std::vector<std::string>{"axis"}));
+  EXPECT_EQ(op_def("split").axiom_params, (std::vector<std::string>{"axis"}));
+  EXPECT_EQ(op_def("enlarge").axiom_params, (std::vector<std::string>{"kernel"}));
+  EXPECT_EQ(op_def("const_pool").axiom_params, (std::vector<std::string>{"kernel"}));
+  EXPECT_EQ(op_def("const_iconv").axiom_params, (std::vector<std::string>{"kernel"}));
+}
+
+TEST(OpsAxioms, ConvParameters) {
+  const OpDef& conv = op_def("conv");
+  std::vector<TensorType> in3{f32({1, 4, 8, 8}), f32({4, 4, 3, 3})};
+  Attrs a = to_attrs(conv, {int64_t{2}, std::string("same"), std::string("relu")}, in3);
+  EXPECT_EQ(a.ints("stride"), (Ints{2, 2}));
+  EXPECT_EQ(a.ints("pads"), (Ints{1, 1, 1, 1}));
+  EXPECT_EQ(a.s("act"), "relu");
+  EXPECT_EQ(a.ints("dilations"), (Ints{1, 1}));
+  auto back = to_params(conv, a, in3);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, (Params{int64_t{2}, std::string("same"), std::string("relu")}));
+  Attrs v = to_attrs(conv, {int64_t{1}, std::string("valid"), std::string("none")}, in3);
+  EXPECT_EQ(v.ints("pads"), (Ints{0, 0, 0, 0}));
+  EXPECT_EQ((*to_params(conv, v, in3))[1], AxiomParam{std::string("valid")});
+  // A 1x1 kernel without pads reads as `same` (equal to valid there), so that the enlarge
+  // rule stated for `same` applies to it.
+  std::vector<TensorType> in1{f32({1, 4, 8, 8}), f32({4, 4, 1, 1})};
+  EXPECT_EQ((*to_params(conv, {}, in1))[1], AxiomParam{std::string("same")});
+  // Outside the language: asymmetric pads, non-square stride, dilation, bias.
+  EXPECT_FALSE(to_params(conv, {{"pads", Ints{1, 1, 0, 0}}}, in3));
+  EXPECT_FALSE(to_params(conv, {{"stride", Ints{1, 2}}}, in3));
+  EXPECT_FALSE(to_params(conv, {{"dilations", Ints{2, 2}}}, in3));
+  EXPECT_FALSE(to_params(conv, {}, {f32({1, 4, 8, 8}), f32({4, 4, 3, 3}), f32({4})}));
+  // `same` needs an odd kernel.
+  std::vector<TensorType> even{f32({1, 4, 8, 8}), f32({4, 4, 2, 2})};
+  try {
+    conv.params_to_attrs(Params{int64_t{1}, std::string("same"), std::string("none")}, even);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_TRUE(testutil::contains(e.what(), "odd kernel"));
+  }
+  EXPECT_THROW(
+      conv.params_to_attrs(Params{std::string("x"), std::string("same"), std::string("none")}, in3),
+      Error);
+}
+
+TEST(OpsAxioms, PoolParameters) {
+  for (const char* name : {"poolavg", "poolmax"}) {
+    const OpDef& op = op_def(name);
+    std::vector<TensorType> in{f32({1, 2, 8, 8})};
+    Attrs a = to_attrs(op, {int64_t{3}, int64_t{2}, std::string("same")}, in);
+    EXPECT_EQ(a.ints("kernel"), (Ints{3, 3}));
+    EXPECT_EQ(a.ints("stride"), (Ints{2, 2}));
+    EXPECT_EQ(a.ints("pads"), (Ints{1, 1, 1, 1}));
+    EXPECT_EQ(*to_params(op, a, in), (Params{int64_t{3}, int64_t{2}, std::string("same")}));
+    EXPECT_FALSE(to_params(op, {{"kernel", Ints{3, 2}}}, in));
+    EXPECT_FALSE(to_params(op, {{"kernel", Ints{3, 3}}, {"stride", Ints{1, 2}}}, in));
+  }
+  // Average pooling that excludes padding from the count is outside the language.
+  EXPECT_FALSE(
+      to_params(op_def("poolavg"),
+                {{"kernel", Ints{3, 3}}, {"pads", Ints{1, 1, 1, 1}}, {"count_include_pad", 0}},
+                {f32({1, 2, 8, 8})}));
+}
+
+TEST(OpsAxioms, ConcatSplitMatmulTransposeEnlargeConstants) {
+  const OpDef& concat = op_def("concat");
+  std::vector<TensorType> two{f32({2, 3}), f32({2, 4})};
+  EXPECT_EQ(to_attrs(concat, {int64_t{1}}, two).i("axis"), 1);
+  EXPECT_EQ(*to_params(concat, {{"axis", -1}}, two), (Params{int64_t{1}}));
+  EXPECT_FALSE(to_params(concat, {{"axis", 1}}, {f32({2, 3}), f32({2, 3}), f32({2, 3})}));
+
+  const OpDef& split = op_def("split");
+  auto joined = testutil::infer("concat", two, {{"axis", 1}})[0];
+  EXPECT_EQ(*to_params(split, {{"axis", 1}}, {joined}), (Params{int64_t{1}}));
+  EXPECT_EQ(*to_params(split, {{"axis", 1}, {"sizes", Ints{3, 4}}}, {joined}),
+            (Params{int64_t{1}}));
+  EXPECT_FALSE(to_params(split, {{"axis", 1}, {"sizes", Ints{2, 5}}}, {joined}));
+
+  const OpDef& mm = op_def("matmul");
+  EXPECT_EQ(to_attrs(mm, {std::string("tanh")}, two).s("act"), "tanh");
+  EXPECT_EQ(*to_params(mm, {}, {f32({2, 3}), f32({3, 4})}), (Params{std::string("none")}));
+  EXPECT_FALSE(to_params(mm, {}, {f32({2, 3}), f32({3, 4}), f32({4})}));
+
+  const OpDef& tr = op_def("transpose");
+  EXPECT_EQ(to_params(tr, {}, {f32({2, 3})})->size(), 0u);
+  EXPECT_EQ(to_params(tr, {{"perm", Ints{1, 0}}}, {f32({2, 3})})->size(), 0u);
+  EXPECT_FALSE(to_params(tr, {}, {f32({2, 3, 4})}));
+
+  for (const char* name : {"enlarge", "const_pool", "const_iconv"}) {
+    const OpDef& op = op_def(name);
+    EXPECT_EQ(op.params_to_attrs(Params{int64_t{3}}, {}).ints("kernel"), (Ints{3, 3})) << name;
+    EXPECT_EQ(*op.attrs_to_params({{"kernel", Ints{5, 5}}, {"channels", 2}}, {}),
+              (Params{int64_t{5}}));
+    EXPECT_FALSE(op.attrs_to_params({{"kernel", Ints{5, 3}}, {"channels", 2}}, {}));
+  }
+}
+
+TEST(OpsAxioms, Costs) {
+  auto cost = [](std::string_view op, const std::vector<Shape>& ins, Attrs a = {}) {
+    std::vector<TensorType> in;
+    for (auto& s : ins) in.push_back(f32(s));
+    auto out = testutil::infer(op, in, a);
+    const OpDef& d = op_def(op);
+    return op_cost(d, normalize_attrs(d, a), in, out);
+  };
+  // conv: 2 * (C/g * kh * kw) per output, bytes of inputs and output.
+  OpCost c = cost("conv", {{1, 4, 8, 8}, {6, 2, 3, 3}}, {{"pads", Ints{1, 1, 1, 1}}});
+  EXPECT_EQ(c.flops, 2.0 * 2 * 9 * 6 * 64);
+  EXPECT_EQ(c.bytes, 4.0 * (4 * 64 + 6 * 2 * 9 + 6 * 64));
+  OpCost cr = cost("conv", {{1, 4, 8, 8}, {6, 2, 3, 3}, {6}}, {{"act", std::string("relu")}});
+  EXPECT_EQ(cr.flops, 2.0 * 2 * 9 * 6 * 36 + 2 * 6 * 36);
+  OpCost m = cost("matmul", {{5, 2, 3}, {3, 4}});
+  EXPECT_EQ(m.flops, 2.0 * 5 * 2 * 3 * 4);
+  EXPECT_EQ(m.bytes, 4.0 * (30 + 12 + 40));
+  EXPECT_EQ(cost("poolmax", {{1, 2, 4, 4}}, {{"kernel", Ints{2, 2}}, {"stride", Ints{2, 2}}}).flops,
+            4.0 * 8);
+  EXPECT_EQ(cost("reshape", {{2, 6}}, {{"shape", Ints{3, 4}}}).bytes, 0.0);
+  OpCost cat = cost("concat", {{2, 3}, {2, 5}}, {{"axis", 1}});
+  EXPECT_EQ(cat.flops, 0.0);
+  EXPECT_EQ(cat.bytes, 4.0 * 32);
+
+}  // namespace
+}  // namespace graphsub
