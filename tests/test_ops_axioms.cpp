@@ -168,6 +168,7 @@ TEST(OpsAxioms, Costs) {
   OpCost cat = cost("concat", {{2, 3}, {2, 5}}, {{"axis", 1}});
   EXPECT_EQ(cat.flops, 0.0);
   EXPECT_EQ(cat.bytes, 4.0 * 32);
+}
 
 }  // namespace
 }  // namespace graphsub
