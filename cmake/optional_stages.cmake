@@ -6,6 +6,12 @@ graphsub_stage(graphsub_models DIRS models DEPS graphsub_ir)
 
 set(GRAPHSUB_CLI_LIBS graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
 
+# ONNX import/export (the only stage that talks to protobuf).
+find_package(Protobuf REQUIRED)
+find_package(ONNX CONFIG REQUIRED)
+graphsub_stage(graphsub_onnx DIRS onnx DEPS graphsub_ref onnx onnx_proto)
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_onnx)
+
 # The rule language: terms, axioms, rules, instantiation as IR, bounded numeric checking.
 graphsub_stage(graphsub_rules DIRS rules DEPS graphsub_ref)
 target_compile_definitions(graphsub_rules PRIVATE GRAPHSUB_SOURCE_DIR_FOR_SPECS="${CMAKE_SOURCE_DIR}")

@@ -10,8 +10,12 @@
 
 namespace graphsub {
 
-bool Node::is_input() const { return op->name == "input"; }
-bool Node::is_weight() const { return op->name == "weight"; }
+bool Node::is_input() const {
+  return op->name == "input";
+}
+bool Node::is_weight() const {
+  return op->name == "weight";
+}
 
 NodeId Graph::push(Node n) {
   nodes_.push_back(std::make_shared<const Node>(std::move(n)));
@@ -28,7 +32,7 @@ static std::string inputs_str(const Graph& g, const std::vector<TensorRef>& ins)
   std::vector<std::string> parts;
   for (auto r : ins)
     parts.push_back(g.alive(r.node) && r.output < g.node(r.node).outputs.size() ? g.type(r).str()
-                                                                                 : "?");
+                                                                                : "?");
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -113,8 +117,8 @@ void Graph::add_output(std::string name, TensorRef ref) {
 }
 
 size_t Graph::num_nodes() const {
-  return static_cast<size_t>(std::count_if(nodes_.begin(), nodes_.end(),
-                                           [](const auto& n) { return n != nullptr; }));
+  return static_cast<size_t>(
+      std::count_if(nodes_.begin(), nodes_.end(), [](const auto& n) { return n != nullptr; }));
 }
 
 size_t Graph::num_ops() const {
@@ -137,7 +141,9 @@ std::vector<NodeId> Graph::weights() const {
   return r;
 }
 
-void Graph::remove(NodeId id) { nodes_.at(id) = nullptr; }
+void Graph::remove(NodeId id) {
+  nodes_.at(id) = nullptr;
+}
 
 void Graph::replace_uses(TensorRef from, TensorRef to) {
   for (NodeId i = 0; i < nodes_.size(); ++i) {
@@ -151,11 +157,17 @@ void Graph::replace_uses(TensorRef from, TensorRef to) {
     if (o.ref == from) o.ref = to;
 }
 
-void Graph::set_inputs(NodeId id, std::vector<TensorRef> inputs) { edit(id).inputs = std::move(inputs); }
+void Graph::set_inputs(NodeId id, std::vector<TensorRef> inputs) {
+  edit(id).inputs = std::move(inputs);
+}
 
-void Graph::set_weight_data(NodeId id, WeightData data) { edit(id).data = std::move(data); }
+void Graph::set_weight_data(NodeId id, WeightData data) {
+  edit(id).data = std::move(data);
+}
 
-void Graph::set_output_type(TensorRef r, TensorType t) { edit(r.node).outputs.at(r.output) = std::move(t); }
+void Graph::set_output_type(TensorRef r, TensorType t) {
+  edit(r.node).outputs.at(r.output) = std::move(t);
+}
 
 std::vector<std::vector<NodeId>> Graph::consumers() const {
   std::vector<std::vector<NodeId>> c(nodes_.size());
@@ -232,7 +244,7 @@ void Graph::remove_dead() {
   while (!stack.empty()) {
     NodeId n = stack.back();
     stack.pop_back();
-    if (live[n]) continue;
+    if (!alive(n) || live[n]) continue;  // a dangling reference is validate()'s to report
     live[n] = true;
     for (auto r : nodes_[n]->inputs) stack.push_back(r.node);
   }

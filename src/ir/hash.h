@@ -15,6 +15,7 @@ class Hasher {
   Hasher& add(uint64_t v);
   Hasher& add(int64_t v) { return add(static_cast<uint64_t>(v)); }
   Hasher& add(std::string_view s);
+  Hasher& add(const char* s) { return add(std::string_view(s)); }  // not an AttrValue
   Hasher& add(const AttrValue& v);
   Hasher& add(const Attrs& a);
   Hasher& add(const TensorType& t);

@@ -18,7 +18,9 @@ std::string op_label(const Node& n) {
 std::map<NodeId, std::string> value_names(const Graph& g, const std::vector<NodeId>& order) {
   std::map<NodeId, std::string> names;
   int k = 0;
-  for (NodeId id : order) names[id] = g.node(id).is_input() || g.node(id).is_weight() ? g.node(id).name : fmt::format("%{}", k++);
+  for (NodeId id : order)
+    names[id] =
+        g.node(id).is_input() || g.node(id).is_weight() ? g.node(id).name : fmt::format("%{}", k++);
   return names;
 }
 
@@ -55,24 +57,25 @@ std::string to_text(const Graph& g) {
     out += fmt::format("{} = {}({}){}{} -> {}\n", names[id], op_label(n), fmt::join(ins, ", "),
                        n.attrs.empty() ? "" : " ", n.attrs.str(), fmt::join(outs, ", "));
   }
-  for (auto& o : g.outputs()) out += fmt::format("output {} = {}\n", o.name, ref_str(g, names, o.ref));
+  for (auto& o : g.outputs())
+    out += fmt::format("output {} = {}\n", o.name, ref_str(g, names, o.ref));
   return out;
 }
 
 std::string to_dot(const Graph& g, const std::string& title) {
   auto order = g.topo_order();
-  std::string out = fmt::format("digraph \"{}\" {{\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n",
-                                dot_escape(title));
+  std::string out = fmt::format(
+      "digraph \"{}\" {{\n  rankdir=TB;\n  node [fontname=\"Helvetica\"];\n", dot_escape(title));
   for (NodeId id : order) {
     const Node& n = g.node(id);
+    // Parts are escaped one by one; the "\\n" between them is DOT's line break.
     std::string label = n.is_source() && n.inputs.empty() && !n.name.empty()
-                            ? fmt::format("{}\\n{}", n.name, n.outputs[0].str())
-                            : fmt::format("{}\\n{}", op_label(n), n.attrs.str());
+                            ? dot_escape(n.name) + "\\n" + dot_escape(n.outputs[0].str())
+                            : dot_escape(op_label(n)) + "\\n" + dot_escape(n.attrs.str());
     const char* shape = n.is_input() ? "ellipse" : n.is_weight() ? "note" : "box";
-    out += fmt::format("  n{} [shape={}, label=\"{}\"];\n", id, shape, dot_escape(label));
+    out += fmt::format("  n{} [shape={}, label=\"{}\"];\n", id, shape, label);
     for (auto r : n.inputs)
-      out += fmt::format("  n{} -> n{} [label=\"{}\"];\n", r.node, id,
-                         dot_escape(g.type(r).str()));
+      out += fmt::format("  n{} -> n{} [label=\"{}\"];\n", r.node, id, dot_escape(g.type(r).str()));
   }
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     auto& o = g.outputs()[i];
