@@ -1,0 +1,25 @@
+#pragma once
+// Analytic cost model: each operator takes the longer of its arithmetic at the machine's peak
+// rate and its memory traffic at the machine's bandwidth (a roofline), plus the fixed cost of
+// running one operator. FLOPs and bytes come from the operator's own cost function (OpDef).
+// Deterministic for a given MachineProfile.
+#include "opt/cost_model.h"
+#include "opt/machine_profile.h"
+
+namespace graphsub::opt {
+
+class AnalyticCostModel : public CostModel {
+ public:
+  explicit AnalyticCostModel(MachineProfile m) : m_(std::move(m)) {}
+  std::string name() const override { return "analytic"; }
+  std::string assumptions() const override;
+  const MachineProfile& machine() const { return m_; }
+
+ protected:
+  double config_cost(const OpConfig& c) override;
+
+ private:
+  MachineProfile m_;
+};
+
+}  // namespace graphsub::opt

@@ -1,0 +1,30 @@
+#pragma once
+// Shared plumbing of the built-in (C++) transforms: a fixed name and origin "built-in".
+#include <string>
+
+#include "opt/transform.h"
+
+namespace graphsub::opt {
+
+class BuiltinTransform : public Transform {
+ public:
+  explicit BuiltinTransform(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  std::string origin() const override { return "built-in"; }
+
+ private:
+  std::string name_;
+};
+
+// The activation fused by a conv or matmul attribute `act`: "relu", "sigmoid", "tanh".
+bool is_fusable_activation(const std::string& op);
+
+// Conv facts used by several rules.
+struct ConvShape {
+  int64_t groups = 1;
+  int64_t kh = 0, kw = 0;
+  bool has_bias = false;
+};
+ConvShape conv_shape(const Graph& g, NodeId conv);
+
+}  // namespace graphsub::opt

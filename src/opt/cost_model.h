@@ -1,0 +1,52 @@
+#pragma once
+// Cost models: the predicted run time of a graph, in microseconds, as the sum of per-operator
+// costs. Operators that read only weights and constants are computed ahead of run time
+// (weight pre-computation) and cost nothing; graph inputs and weights cost nothing.
+// Models differ in how they price one operator configuration; the base class memoises prices
+// by configuration, so a search that sees the same configuration many times prices it once.
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace graphsub::opt {
+
+// What a cost model sees of one operator: operator, attributes, input and output types,
+// and which inputs are constant (weights: a fast executor prepares them once). Types keep
+// their split points (a split at the recorded cut needs them to be rebuilt and measured).
+struct OpConfig {
+  const OpDef* op = nullptr;
+  Attrs attrs;
+  std::vector<TensorType> in, out;
+  std::vector<uint8_t> in_constant;
+};
+
+OpConfig op_config(const Graph& g, NodeId id, const std::vector<uint8_t>& constant);
+// Canonical text of a configuration (operator, attributes, input/output dtype, layout, shape,
+// constant inputs marked "w:"); split points are not part of it (they cost nothing).
+std::string config_key(const OpConfig& c);
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  virtual std::string name() const = 0;  // "analytic" or "measured"
+  // One line saying what the model assumed: the machine, its measured peaks, calibration.
+  virtual std::string assumptions() const = 0;
+
+  // Cost of node `id` of `g` given the constant flags of its graph (constant_nodes()).
+  double node_cost(const Graph& g, NodeId id, const std::vector<uint8_t>& constant);
+  // Sum over the graph's nodes, plus per_graph_cost().
+  double graph_cost(const Graph& g);
+  // Fixed cost of running any graph (calibrated models); 0 by default.
+  virtual double per_graph_cost() const { return 0; }
+
+ protected:
+  virtual double config_cost(const OpConfig& c) = 0;
+
+ private:
+  std::unordered_map<uint64_t, double> memo_;  // by hash of config_key (lookup only)
+};
+
+}  // namespace graphsub::opt

@@ -1,0 +1,56 @@
+#include "opt/graph_index.h"
+
+#include <algorithm>
+
+namespace graphsub::opt {
+
+std::vector<uint8_t> constant_nodes(const Graph& g) {
+  std::vector<uint8_t> c(g.num_slots(), 0);
+  for (NodeId id : g.topo_order()) {
+    const Node& n = g.node(id);
+    if (n.is_source()) {
+      c[id] = n.is_input() ? 0 : 1;
+      continue;
+    }
+    if (n.op->cls == OpClass::Opaque || n.inputs.empty()) continue;
+    bool all = true;
+    for (auto r : n.inputs) all = all && c[r.node];
+    c[id] = all ? 1 : 0;
+  }
+  return c;
+}
+
+GraphIndex::GraphIndex(const Graph& g)
+    : g_(g), consumers_(g.consumers()), constant_(constant_nodes(g)) {
+  for (auto& o : g.outputs()) outputs_.push_back(o.ref);
+  std::sort(outputs_.begin(), outputs_.end());
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id)) by_op_[g.node(id).op->name].push_back(id);
+}
+
+std::vector<NodeId> GraphIndex::users(TensorRef t) const {
+  std::vector<NodeId> r;
+  for (NodeId c : consumers_[t.node]) {
+    const auto& ins = g_.node(c).inputs;
+    if (std::find(ins.begin(), ins.end(), t) != ins.end()) r.push_back(c);
+  }
+  return r;
+}
+
+bool GraphIndex::only_used_by(TensorRef t, NodeId reader) const {
+  if (is_graph_output(t)) return false;
+  auto u = users(t);
+  return u.size() == 1 && u[0] == reader;
+}
+
+bool GraphIndex::is_graph_output(TensorRef t) const {
+  return std::binary_search(outputs_.begin(), outputs_.end(), t);
+}
+
+const std::vector<NodeId>& GraphIndex::nodes_of(const std::string& op) const {
+  static const std::vector<NodeId> none;
+  auto it = by_op_.find(op);
+  return it == by_op_.end() ? none : it->second;
+}
+
+}  // namespace graphsub::opt

@@ -1,0 +1,44 @@
+#pragma once
+// Facts about one graph that every transform asks while looking for matches: who reads each
+// node, which nodes compute only from weights and constants, which tensors are graph outputs,
+// and the nodes of each operator. Built once per expanded graph and shared by all transforms.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace graphsub::opt {
+
+class GraphIndex {
+ public:
+  explicit GraphIndex(const Graph& g);
+
+  const Graph& graph() const { return g_; }
+  // Nodes that read some output of `id` (ascending, each once).
+  const std::vector<NodeId>& consumers(NodeId id) const { return consumers_[id]; }
+  // Nodes that read tensor `t` (ascending, each once).
+  std::vector<NodeId> users(TensorRef t) const;
+  // True when `t` is read by exactly `reader` and is not a graph output.
+  bool only_used_by(TensorRef t, NodeId reader) const;
+  bool is_graph_output(TensorRef t) const;
+  // A weight, a constant, or an operator whose inputs are all constant: computed ahead of run
+  // time (weight pre-computation), so it costs nothing.
+  bool constant(NodeId id) const { return constant_[id] != 0; }
+  bool constant(TensorRef t) const { return constant_[t.node] != 0; }
+  const std::vector<uint8_t>& constant_flags() const { return constant_; }
+  // Alive nodes of an operator, ascending.
+  const std::vector<NodeId>& nodes_of(const std::string& op) const;
+
+ private:
+  const Graph& g_;
+  std::vector<std::vector<NodeId>> consumers_;
+  std::vector<uint8_t> constant_;
+  std::vector<TensorRef> outputs_;  // sorted
+  std::map<std::string, std::vector<NodeId>, std::less<>> by_op_;
+};
+
+// constant flags by node id for a whole graph (see GraphIndex::constant).
+std::vector<uint8_t> constant_nodes(const Graph& g);
+
+}  // namespace graphsub::opt

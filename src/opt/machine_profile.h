@@ -1,0 +1,35 @@
+#pragma once
+// What the analytic cost model knows of the machine: its measured peak arithmetic rate (a
+// large matmul on the fast executor, i.e. what real kernels reach), its memory bandwidth (a
+// copy of buffers far larger than the caches), and the fixed cost of running one operator.
+// Measuring takes about a second; the result is cached per CPU model so that later runs (and
+// their search results) are reproducible.
+#include <string>
+
+#include "ir/report.h"
+
+namespace graphsub::opt {
+
+struct MachineProfile {
+  std::string cpu;  // /proc/cpuinfo model name
+  std::string isa;  // what oneDNN dispatches to
+  int threads = 1;
+  double peak_gflops = 0;     // FP32, all threads
+  double bandwidth_gbs = 0;   // bytes read + written per second
+  double op_overhead_us = 0;  // per operator executed
+
+  std::string str() const;  // "AMD EPYC (2 threads, avx2): 60.1 GFLOP/s, 9.8 GB/s, 2.1 us/op"
+};
+
+std::string cpu_model_name();
+MachineProfile measure_machine();
+// The profile cached in `cache_dir` for this CPU, measured and stored there when absent.
+MachineProfile cached_machine_profile(const std::string& cache_dir, Reporter& reporter);
+
+// The cache directory: $GRAPHSUB_CACHE_DIR, else $XDG_CACHE_HOME/graphsub, else
+// ~/.cache/graphsub, else .graphsub-cache in the working directory.
+std::string default_cache_dir();
+// A short stable tag for the CPU (hash of model name, ISA and thread count) for file names.
+std::string cpu_tag();
+
+}  // namespace graphsub::opt

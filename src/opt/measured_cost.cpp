@@ -1,0 +1,193 @@
+#include "opt/measured_cost.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "exec_onednn/onednn_executor.h"
+#include "ir/builder.h"
+#include "ir/error.h"
+#include "opt/graph_index.h"
+
+namespace graphsub::opt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+// A graph holding just this operator: constant inputs become weights with data (the executor
+// prepares them at compile time, as in the real graph), the others graph inputs.
+Graph single_op_graph(const OpConfig& c) {
+  Graph g;
+  std::vector<TensorRef> ins;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    if (c.in_constant[i]) {
+      auto data = std::make_shared<const std::vector<float>>(
+          random_values(c.in[i].numel(), 1000 + i, -1.f, 1.f));
+      ins.push_back({g.add_weight(fmt::format("w{}", i), c.in[i], data), 0});
+    } else {
+      ins.push_back({g.add_input(fmt::format("x{}", i), c.in[i]), 0});
+    }
+  }
+  NodeId id = g.add(*c.op, ins, c.attrs);
+  for (uint32_t k = 0; k < g.node(id).outputs.size(); ++k)
+    g.add_output(fmt::format("y{}", k), {id, k});
+  return g;
+}
+
+double megabytes(const OpConfig& c) {
+  return op_cost(*c.op, c.attrs, c.in, c.out).bytes / 1e6;
+}
+
+}  // namespace
+
+double measure_graph_ms(const Graph& g, int runs) {
+  OnednnExecutor ex(g);
+  auto feeds = random_feeds(g, 11);
+  ex.run(feeds);
+  ex.run(feeds);
+  std::vector<double> t;
+  for (int i = 0; i < runs; ++i) {
+    auto s = Clock::now();
+    ex.run(feeds);
+    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
+  }
+  return median(t);
+}
+
+MeasuredCostModel::MeasuredCostModel(std::string cache_dir, MachineProfile machine,
+                                     Reporter& reporter)
+    : machine_(std::move(machine)), reporter_(reporter) {
+  path_ = (std::filesystem::path(cache_dir) / fmt::format("op-costs-{}.json", cpu_tag())).string();
+  std::ifstream in(path_);
+  if (!in) return;
+  try {
+    auto j = nlohmann::json::parse(in);
+    for (auto& [k, v] : j.at("entries").items()) table_[k] = v.get<double>();
+    if (j.contains("calibration")) {
+      auto& c = j["calibration"];
+      calib_.fitted = true;
+      calib_.scale = c.at("scale").get<double>();
+      calib_.per_op_us = c.at("per_op_us").get<double>();
+      calib_.per_mb_us = c.at("per_mb_us").get<double>();
+      calib_.per_graph_us = c.at("per_graph_us").get<double>();
+      calib_.samples = c.at("samples").get<size_t>();
+      calib_.fit_error = c.at("fit_error").get<double>();
+    }
+  } catch (const std::exception& e) {
+    table_.clear();
+    calib_ = {};
+    reporter_.warn(fmt::format("ignoring unreadable cost table {}: {}", path_, e.what()));
+  }
+}
+
+MeasuredCostModel::~MeasuredCostModel() {
+  try {
+    save();
+  } catch (const std::exception& e) {
+    reporter_.warn(fmt::format("could not save the cost table {}: {}", path_, e.what()));
+  }
+}
+
+std::string MeasuredCostModel::assumptions() const {
+  return fmt::format("oneDNN timings on {}; table {} ({} configurations); {}", machine_.str(),
+                     path_, table_.size(), calib_.str());
+}
+
+void MeasuredCostModel::set_calibration(const Calibration& c) {
+  calib_ = c;
+  dirty_ = true;
+}
+
+void MeasuredCostModel::save() {
+  if (!dirty_) return;
+  nlohmann::json j;
+  j["cpu"] = machine_.cpu;
+  j["isa"] = machine_.isa;
+  j["threads"] = machine_.threads;
+  nlohmann::json entries = nlohmann::json::object();
+  for (auto& [k, v] : table_) entries[k] = v;
+  j["entries"] = entries;
+  if (calib_.fitted)
+    j["calibration"] = {{"scale", calib_.scale},         {"per_op_us", calib_.per_op_us},
+                        {"per_mb_us", calib_.per_mb_us}, {"per_graph_us", calib_.per_graph_us},
+                        {"samples", calib_.samples},     {"fit_error", calib_.fit_error}};
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  std::string tmp = path_ + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << j.dump(1) << "\n";
+    if (!out) throw Error(fmt::format("cannot write {}", tmp));
+  }
+  std::filesystem::rename(tmp, path_);
+  dirty_ = false;
+}
+
+double MeasuredCostModel::isolated_us(const OpConfig& c) {
+  std::string key = config_key(c);
+  auto it = table_.find(key);
+  if (it != table_.end()) return it->second;
+  double us = 0;
+  if (c.op->cls == OpClass::Opaque) {
+    // Not executable: price it as streaming its tensors once at the machine's bandwidth.
+    us = megabytes(c) / machine_.bandwidth_gbs * 1e3;
+  } else {
+    Graph g = single_op_graph(c);
+    OnednnExecutor ex(g);
+    auto feeds = random_feeds(g, 5);
+    std::vector<NodeTime> times;
+    ex.run(feeds, times);  // warm-up
+    std::vector<double> samples;
+    // Enough runs for a stable median without spending long on large operators.
+    double first = 0;
+    for (auto& t : times) first += t.seconds;
+    int runs = first > 5e-3 ? 3 : first > 5e-4 ? 7 : 15;
+    for (int r = 0; r < runs; ++r) {
+      times.clear();
+      ex.run(feeds, times);
+      double s = 0;
+      for (auto& t : times) s += t.seconds;
+      samples.push_back(s * 1e6);
+    }
+    us = median(samples);
+  }
+  table_[key] = us;
+  dirty_ = true;
+  ++measured_now_;
+  if (measured_now_ % 50 == 0)
+    reporter_.progress("measure", static_cast<double>(measured_now_), 0,
+                       fmt::format("{} operator configurations timed", measured_now_));
+  return us;
+}
+
+double MeasuredCostModel::config_cost(const OpConfig& c) {
+  double t = isolated_us(c);
+  if (!calib_.fitted) return t;
+  return calib_.scale * t + calib_.per_op_us + calib_.per_mb_us * megabytes(c);
+}
+
+CalibrationFeatures MeasuredCostModel::features(const Graph& g) {
+  auto constant = constant_nodes(g);
+  CalibrationFeatures f;
+  for (NodeId id = 0; id < g.num_slots(); ++id) {
+    if (!g.alive(id) || g.node(id).is_source() || constant[id]) continue;
+    OpConfig c = op_config(g, id, constant);
+    f.isolated_us += isolated_us(c);
+    f.ops += 1;
+    f.megabytes += megabytes(c);
+  }
+  return f;
+}
+
+}  // namespace graphsub::opt

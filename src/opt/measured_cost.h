@@ -1,0 +1,62 @@
+#pragma once
+// Measured cost model: each distinct operator configuration is timed once on the oneDNN
+// executor (a one-operator graph, its constant inputs baked in as weights, median of several
+// runs of the per-node timer), and the table is cached in a file keyed by configuration and
+// CPU, reused across runs.
+//
+// Operators timed in isolation with hot caches underestimate a real run, badly for graphs of
+// many small operators. The model therefore applies a calibration fitted from end-to-end
+// runs of whole graphs (calibration.h):
+//   cost(node) = scale * isolated_time + per_op_us + per_mb_us * megabytes moved
+// and adds per_graph_us once per graph. Without a fitted calibration it uses the isolated
+// times as they are, and says so in assumptions().
+#include <map>
+#include <string>
+
+#include "ir/report.h"
+#include "opt/calibration.h"
+#include "opt/cost_model.h"
+#include "opt/machine_profile.h"
+
+namespace graphsub::opt {
+
+class MeasuredCostModel : public CostModel {
+ public:
+  // Loads <cache_dir>/op-costs-<cpu_tag()>.json when present.
+  MeasuredCostModel(std::string cache_dir, MachineProfile machine, Reporter& reporter);
+  ~MeasuredCostModel() override;  // saves new measurements (errors are reported, not thrown)
+
+  std::string name() const override { return "measured"; }
+  std::string assumptions() const override;
+  double per_graph_cost() const override { return calib_.per_graph_us; }
+
+  // Isolated time of one configuration, measuring it when not cached (microseconds).
+  double isolated_us(const OpConfig& c);
+  // Sum of isolated times, operator count and megabytes moved of a graph: the features the
+  // calibration is fitted on.
+  CalibrationFeatures features(const Graph& g);
+
+  const Calibration& calibration() const { return calib_; }
+  void set_calibration(const Calibration& c);  // stored with the table on save()
+  void save();
+  size_t table_size() const { return table_.size(); }
+  size_t measured_now() const { return measured_now_; }
+  const std::string& path() const { return path_; }
+
+ protected:
+  double config_cost(const OpConfig& c) override;
+
+ private:
+  std::string path_;
+  MachineProfile machine_;
+  Reporter& reporter_;
+  std::map<std::string, double> table_;  // config_key -> isolated microseconds
+  Calibration calib_;
+  bool dirty_ = false;
+  size_t measured_now_ = 0;
+};
+
+// Median run time in milliseconds of the whole graph on the fast executor (after warm-up).
+double measure_graph_ms(const Graph& g, int runs);
+
+}  // namespace graphsub::opt

@@ -1,0 +1,109 @@
+// merge-convs: two convolutions reading the same input with the same stride, dilation,
+// activation and (after centring) padding become one convolution over the concatenated
+// weights, followed by a split of its output channels. Kernels of different sizes are first
+// enlarged (zero-padded, centred) to the larger size, as TASO's enlarge rule does; 1x1 with
+// 3x3 is the common case. The weight expressions are constant and cost nothing.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "opt/builtin_transform.h"
+#include "opt/rewrite.h"
+#include "opt/structural_rules.h"
+
+namespace graphsub::opt {
+namespace {
+
+struct Plan {
+  int64_t kh = 0, kw = 0;     // common kernel
+  std::vector<int64_t> pads;  // common pads
+};
+
+// The pads conv `c` needs once its kernel is enlarged to kh x kw, or empty when enlarging
+// cannot keep it centred.
+std::vector<int64_t> enlarged_pads(const Graph& g, NodeId c, int64_t kh, int64_t kw) {
+  ConvShape s = conv_shape(g, c);
+  if ((kh - s.kh) % 2 != 0 || (kw - s.kw) % 2 != 0) return {};
+  auto p = g.node(c).attrs.ints("pads");
+  int64_t dh = (kh - s.kh) / 2, dw = (kw - s.kw) / 2;
+  return {p[0] + dh, p[1] + dw, p[2] + dh, p[3] + dw};
+}
+
+std::optional<Plan> plan(const GraphIndex& ix, NodeId a, NodeId b) {
+  const Graph& g = ix.graph();
+  const Node &na = g.node(a), &nb = g.node(b);
+  ConvShape sa = conv_shape(g, a), sb = conv_shape(g, b);
+  if (sa.groups != 1 || sb.groups != 1 || sa.has_bias != sb.has_bias) return std::nullopt;
+  for (const char* attr : {"stride", "dilations"})
+    if (na.attrs.ints(attr) != nb.attrs.ints(attr)) return std::nullopt;
+  if (na.attrs.ints("dilations") != std::vector<int64_t>{1, 1}) return std::nullopt;
+  if (na.attrs.s("act") != nb.attrs.s("act")) return std::nullopt;
+  for (size_t i = 1; i < na.inputs.size(); ++i)
+    if (!ix.constant(na.inputs[i]) || !ix.constant(nb.inputs[i])) return std::nullopt;
+  Plan p{std::max(sa.kh, sb.kh), std::max(sa.kw, sb.kw), {}};
+  auto pa = enlarged_pads(g, a, p.kh, p.kw), pb = enlarged_pads(g, b, p.kh, p.kw);
+  if (pa.empty() || pa != pb) return std::nullopt;
+  p.pads = pa;
+  return p;
+}
+
+class MergeConvs : public BuiltinTransform {
+ public:
+  MergeConvs() : BuiltinTransform("merge-convs") {}
+
+  void apply(const GraphIndex& ix, const EmitFn& emit) const override {
+    const Graph& g = ix.graph();
+    for (NodeId x = 0; x < g.num_slots(); ++x) {
+      if (!g.alive(x)) continue;
+      for (uint32_t o = 0; o < g.node(x).outputs.size(); ++o) {
+        std::vector<NodeId> convs;
+        for (NodeId u : ix.users({x, o}))
+          if (g.node(u).op->name == "conv" && g.node(u).inputs[0] == TensorRef{x, o})
+            convs.push_back(u);
+        for (size_t i = 0; i < convs.size(); ++i)
+          for (size_t j = i + 1; j < convs.size(); ++j) try_merge(ix, convs[i], convs[j], emit);
+      }
+    }
+  }
+
+ private:
+  static void try_merge(const GraphIndex& ix, NodeId a, NodeId b, const EmitFn& emit) {
+    auto p = plan(ix, a, b);
+    if (!p) return;
+    const Graph& g = ix.graph();
+    try {
+      Rewrite rw(g);
+      Graph& h = rw.graph();
+      auto weight = [&](NodeId c) {
+        TensorRef w = g.node(c).inputs[1];
+        ConvShape s = conv_shape(g, c);
+        if (s.kh == p->kh && s.kw == p->kw) return w;
+        return TensorRef{h.add("enlarge", {w}, {{"kernel", std::vector<int64_t>{p->kh, p->kw}}}),
+                         0};
+      };
+      const Node& na = g.node(a);
+      std::vector<TensorRef> ins = {na.inputs[0]};
+      ins.push_back({h.add("concat", {weight(a), weight(b)}, {{"axis", int64_t{0}}}), 0});
+      if (na.inputs.size() > 2)
+        ins.push_back(
+            {h.add("concat", {na.inputs[2], g.node(b).inputs[2]}, {{"axis", int64_t{0}}}), 0});
+      Attrs attrs = na.attrs;
+      attrs.set("pads", p->pads);
+      TensorRef merged{h.add(*na.op, ins, attrs), 0};
+      NodeId split = h.add("split", {merged}, {{"axis", int64_t{1}}});
+      auto out = std::move(rw).finish({{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}});
+      if (out)
+        emit({std::move(*out), fmt::format("{} with {}", node_label(g, a), node_label(g, b))});
+    } catch (const Error&) {  // does not type-check: not an application
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Transform> make_merge_convs() {
+  return std::make_unique<MergeConvs>();
+}
+
+}  // namespace graphsub::opt

@@ -1,0 +1,92 @@
+#include "opt/optimize.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "ir/error.h"
+#include "opt/analytic_cost.h"
+#include "opt/machine_profile.h"
+#include "opt/measured_cost.h"
+#include "opt/precompute.h"
+
+namespace graphsub::opt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Replays the applications one by one and checks each prefix: the first that breaks the
+// outputs is named (a binary search over prefixes; the check is the expensive part).
+std::string blame(const Graph& original, const std::vector<const Transform*>& transforms,
+                  const SearchResult& s, const OptimizeOptions& opts) {
+  if (s.steps.empty()) return "no rule was applied: pre-computing the weights broke the outputs";
+  auto graphs = replay_steps(original, transforms, s.steps, s.steps.size());
+  size_t lo = 0, hi = graphs.size() - 1;  // find the first failing prefix graph
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (check_equivalent(original, graphs[mid], opts.seed, opts.rtol).ok)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  std::vector<std::string> all;
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    all.push_back(fmt::format("{}. {} at {}", i + 1, s.steps[i].rule, s.steps[i].where));
+  const Step& bad = s.steps[lo];
+  return fmt::format("the outputs first differ after application {} ({} at {}); applications: {}",
+                     lo + 1, bad.rule, bad.where, fmt::join(all, "; "));
+}
+
+}  // namespace
+
+std::map<std::string, size_t> op_counts(const Graph& g) {
+  std::map<std::string, size_t> c;
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id) && !g.node(id).is_source()) ++c[g.node(id).op->name];
+  return c;
+}
+
+std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter& reporter) {
+  std::string dir = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;
+  MachineProfile m = cached_machine_profile(dir, reporter);
+  if (opts.cost == CostKind::Analytic) return std::make_unique<AnalyticCostModel>(m);
+  return std::make_unique<MeasuredCostModel>(dir, m, reporter);
+}
+
+OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, Reporter& reporter) {
+  auto model = make_cost_model(opts, reporter);
+  return optimize_graph(g, opts, *model, reporter);
+}
+
+OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, CostModel& cost,
+                              Reporter& reporter) {
+  validate(g);
+  RuleLibrary lib(opts.rules, reporter);
+  auto transforms = lib.transforms();
+  OptimizeResult r;
+  r.rules_loaded = transforms.size();
+  r.cost_model = cost.name();
+  r.assumptions = cost.assumptions();
+  r.search = search(g, transforms, cost, opts.search, reporter);
+  r.initial_cost = r.search.initial_cost;
+  r.optimized = r.search.best;
+  for (auto& s : r.search.steps) ++r.rules_applied[s.rule];
+  if (opts.precompute) r.folded = precompute_weights(r.optimized);
+  r.optimized.compact();
+  validate(r.optimized);
+  r.final_cost = cost.graph_cost(r.optimized);
+  if (opts.check) {
+    auto t = Clock::now();
+    reporter.progress("check", 0, 1, "running both graphs on random inputs");
+    r.check = check_equivalent(g, r.optimized, opts.seed, opts.rtol);
+    r.checked = true;
+    r.check_seconds = std::chrono::duration<double>(Clock::now() - t).count();
+    if (!r.check.ok)
+      throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
+                              r.check.detail, blame(g, transforms, r.search, opts)));
+  }
+  return r;
+}
+
+}  // namespace graphsub::opt

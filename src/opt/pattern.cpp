@@ -1,0 +1,298 @@
+#include "opt/pattern.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "rules/axiom_ops.h"
+
+namespace graphsub::opt {
+
+using rules::Term;
+using rules::TermPtr;
+
+struct Pattern::State {
+  std::vector<TensorRef> tensors;  // per pattern node
+  std::vector<uint8_t> assigned;
+  std::vector<TensorRef> vars;  // per tensor variable
+  std::vector<uint8_t> var_bound;
+  std::vector<std::optional<AxiomParam>> params;
+};
+
+namespace {
+
+int index_of(std::vector<std::string>& names, const std::string& n) {
+  auto it = std::find(names.begin(), names.end(), n);
+  if (it != names.end()) return static_cast<int>(it - names.begin());
+  names.push_back(n);
+  return static_cast<int>(names.size() - 1);
+}
+
+// What a constraint sees: parameter values and the tensors bound to tensor variables.
+struct Scope {
+  const std::vector<std::string>& param_names;
+  const std::vector<std::optional<AxiomParam>>& params;
+  const std::vector<std::string>& tensor_names;
+  const std::vector<TensorRef>& tensors;
+  const std::vector<uint8_t>& tensor_bound;
+  const Graph& g;
+};
+
+// Value of a parameter-level term in a constraint: a bound variable, a literal, or
+// (dim ?t AXIS), the size of an axis of a bound tensor.
+std::optional<AxiomParam> operand(const Term& t, const Scope& s) {
+  if (t.kind == Term::Kind::Var) {
+    auto it = std::find(s.param_names.begin(), s.param_names.end(), t.name);
+    if (it == s.param_names.end()) return std::nullopt;
+    return s.params[static_cast<size_t>(it - s.param_names.begin())];
+  }
+  if (t.kind == Term::Kind::Int) return AxiomParam{t.value};
+  if (t.kind == Term::Kind::Symbol) return AxiomParam{t.name};
+  if (t.kind == Term::Kind::App && t.name == "dim" && t.args.size() == 2) {
+    auto it = std::find(s.tensor_names.begin(), s.tensor_names.end(), t.args[0]->name);
+    if (it == s.tensor_names.end()) return std::nullopt;
+    auto v = static_cast<size_t>(it - s.tensor_names.begin());
+    if (!s.tensor_bound[v]) return std::nullopt;
+    const Shape& shape = s.g.type(s.tensors[v]).shape;
+    int64_t axis = t.args[1]->value;
+    if (axis < 0 || axis >= static_cast<int64_t>(shape.size())) return std::nullopt;
+    return AxiomParam{shape[static_cast<size_t>(axis)]};
+  }
+  return std::nullopt;
+}
+
+// Evaluates a constraint such as (!= ?a ?b) or (and (= ?s 1) (not (= ?p same))). Unbound
+// variables make a comparison false: the match cannot be checked, so it is refused.
+bool holds(const Term& c, const Scope& s) {
+  if (c.kind != Term::Kind::App) return false;
+  const std::string& h = c.name;
+  if (h == "and" || h == "or") {
+    bool any = false, all = true;
+    for (auto& a : c.args) {
+      bool v = holds(*a, s);
+      any = any || v;
+      all = all && v;
+    }
+    return h == "and" ? all : any;
+  }
+  if (h == "not") return c.args.size() == 1 && !holds(*c.args[0], s);
+  if (c.args.size() != 2) return false;
+  auto a = operand(*c.args[0], s), b = operand(*c.args[1], s);
+  if (!a || !b) return false;
+  if (h == "=") return *a == *b;
+  if (h == "!=") return *a != *b;
+  auto* x = std::get_if<int64_t>(&*a);
+  auto* y = std::get_if<int64_t>(&*b);
+  if (!x || !y) return false;
+  if (h == "<") return *x < *y;
+  if (h == "<=") return *x <= *y;
+  if (h == ">") return *x > *y;
+  if (h == ">=") return *x >= *y;
+  return false;
+}
+
+}  // namespace
+
+Pattern::Pattern(const rules::Rule& rule) : rule_name_(rule.name), constraints_(rule.constraints) {
+  std::vector<std::string> keys;  // canonical text per pattern node
+  for (auto& p : rule.param_vars) param_vars_.push_back(p.name);
+  for (auto& t : rule.source) {
+    if (t->kind != Term::Kind::App)
+      throw Error(fmt::format("rule '{}': a source output must apply an operator, got {}",
+                              rule.name, rules::term_str(t)));
+    roots_.push_back(compile(t, keys));
+  }
+}
+
+int Pattern::compile(const TermPtr& t, std::vector<std::string>& keys) {
+  std::string key = rules::term_str(t);
+  auto it = std::find(keys.begin(), keys.end(), key);
+  if (it != keys.end()) return static_cast<int>(it - keys.begin());
+  PatternNode n;
+  if (t->kind == Term::Kind::Var) {
+    n.is_var = true;
+    n.var = index_of(tensor_vars_, t->name);
+  } else if (t->kind == Term::Kind::App) {
+    const rules::AxiomOp* op = rules::find_axiom_op(t->name);
+    if (!op) throw Error(fmt::format("rule '{}': unknown operator '{}'", rule_name_, t->name));
+    if (t->args.size() < op->num_params())
+      throw Error(
+          fmt::format("rule '{}': {} needs {} parameters", rule_name_, t->name, op->num_params()));
+    n.op = op->op;
+    n.output = op->output;
+    for (size_t i = 0; i < op->num_params(); ++i) {
+      const Term& a = *t->args[i];
+      if (a.kind == Term::Kind::Var) {
+        n.param_var.push_back(index_of(param_vars_, a.name));
+        n.literal.push_back(AxiomParam{int64_t{0}});
+      } else {
+        n.param_var.push_back(-1);
+        n.literal.push_back(rules::param_value(a));
+      }
+    }
+    for (size_t i = op->num_params(); i < t->args.size(); ++i)
+      n.inputs.push_back(compile(t->args[i], keys));
+  } else {
+    throw Error(fmt::format("rule '{}': {} is not a tensor term", rule_name_, rules::term_str(t)));
+  }
+  nodes_.push_back(std::move(n));
+  keys.push_back(key);
+  return static_cast<int>(nodes_.size() - 1);
+}
+
+bool Pattern::bind(int p, TensorRef t, State& s, const Graph& g) const {
+  const PatternNode& pn = nodes_[static_cast<size_t>(p)];
+  if (s.assigned[static_cast<size_t>(p)]) return s.tensors[static_cast<size_t>(p)] == t;
+  if (pn.is_var) {
+    auto v = static_cast<size_t>(pn.var);
+    if (s.var_bound[v] && s.vars[v] != t) return false;
+    s.vars[v] = t;
+    s.var_bound[v] = 1;
+  } else {
+    const Node& n = g.node(t.node);
+    if (n.op != pn.op || t.output != pn.output || n.inputs.size() != pn.inputs.size()) return false;
+    if (!pn.literal.empty()) {
+      if (!n.op->attrs_to_params) return false;
+      std::vector<TensorType> in;
+      in.reserve(n.inputs.size());
+      for (auto r : n.inputs) in.push_back(g.type(r));
+      auto vals = n.op->attrs_to_params(n.attrs, in);
+      if (!vals || vals->size() != pn.literal.size()) return false;
+      for (size_t i = 0; i < vals->size(); ++i) {
+        int pv = pn.param_var[i];
+        if (pv < 0) {
+          if ((*vals)[i] != pn.literal[i]) return false;
+          continue;
+        }
+        auto& slot = s.params[static_cast<size_t>(pv)];
+        if (slot && *slot != (*vals)[i]) return false;
+        slot = (*vals)[i];
+      }
+    }
+  }
+  s.tensors[static_cast<size_t>(p)] = t;
+  s.assigned[static_cast<size_t>(p)] = 1;
+  if (!pn.is_var) {
+    const Node& n = g.node(t.node);
+    for (size_t i = 0; i < pn.inputs.size(); ++i)
+      if (!bind(pn.inputs[i], n.inputs[i], s, g)) return false;
+  }
+  return true;
+}
+
+bool Pattern::complete(State& s, const GraphIndex& ix) const {
+  std::set<TensorRef> outs;
+  for (int r : roots_)
+    if (!outs.insert(s.tensors[static_cast<size_t>(r)]).second) return false;
+  const Graph& g = ix.graph();
+  Scope scope{param_vars_, s.params, tensor_vars_, s.vars, s.var_bound, g};
+  for (auto& c : constraints_)
+    if (!holds(*c, scope)) return false;
+  // Operator nodes of the match; sources (weights, constants) are shared, not replaced.
+  std::set<NodeId> internal;
+  for (size_t p = 0; p < nodes_.size(); ++p)
+    if (!nodes_[p].is_var && !g.node(s.tensors[p].node).is_source())
+      internal.insert(s.tensors[p].node);
+  for (NodeId m : internal) {
+    for (uint32_t k = 0; k < g.node(m).outputs.size(); ++k) {
+      TensorRef t{m, k};
+      if (outs.count(t)) continue;
+      if (ix.is_graph_output(t)) return false;
+      for (NodeId u : ix.users(t))
+        if (!internal.count(u)) return false;
+    }
+  }
+  return true;
+}
+
+std::vector<TensorRef> Pattern::root_candidates(size_t root, const State& s,
+                                                const GraphIndex& ix) const {
+  const Graph& g = ix.graph();
+  // Path from the root down to a node the match has already fixed: candidates are found by
+  // walking up from that tensor instead of trying every node of the root's operator.
+  std::vector<std::pair<int, size_t>> path;  // (pattern node, argument position below it)
+  int fixed = -1;
+  auto find_fixed = [&](auto&& self, int p) -> bool {
+    if (s.assigned[static_cast<size_t>(p)]) {
+      fixed = p;
+      return true;
+    }
+    const PatternNode& pn = nodes_[static_cast<size_t>(p)];
+    if (pn.is_var) {
+      if (!s.var_bound[static_cast<size_t>(pn.var)]) return false;
+      fixed = p;
+      return true;
+    }
+    for (size_t i = 0; i < pn.inputs.size(); ++i) {
+      path.push_back({p, i});
+      if (self(self, pn.inputs[i])) return true;
+      path.pop_back();
+    }
+    return false;
+  };
+  int r = roots_[root];
+  std::vector<TensorRef> cands;
+  bool found = find_fixed(find_fixed, r);
+  if (found && path.empty()) return {s.tensors[static_cast<size_t>(r)]};
+  if (!found) {
+    const PatternNode& pn = nodes_[static_cast<size_t>(r)];
+    for (NodeId id : ix.nodes_of(pn.op->name))
+      if (pn.output < g.node(id).outputs.size()) cands.push_back({id, pn.output});
+    return cands;
+  }
+  const PatternNode& fn = nodes_[static_cast<size_t>(fixed)];
+  std::vector<TensorRef> level = {fn.is_var && !s.assigned[static_cast<size_t>(fixed)]
+                                      ? s.vars[static_cast<size_t>(fn.var)]
+                                      : s.tensors[static_cast<size_t>(fixed)]};
+  for (size_t k = path.size(); k-- > 0;) {
+    const PatternNode& pn = nodes_[static_cast<size_t>(path[k].first)];
+    std::set<TensorRef> next;
+    for (TensorRef t : level)
+      for (NodeId u : ix.users(t)) {
+        const Node& n = g.node(u);
+        if (n.op == pn.op && path[k].second < n.inputs.size() && n.inputs[path[k].second] == t &&
+            pn.output < n.outputs.size())
+          next.insert({u, pn.output});
+      }
+    level.assign(next.begin(), next.end());
+  }
+  return level;
+}
+
+void Pattern::extend(size_t root, State& s, const GraphIndex& ix, std::vector<Match>& out) const {
+  if (root == roots_.size()) {
+    if (!complete(s, ix)) return;
+    Match m;
+    m.tensors = s.tensors;
+    m.vars = s.vars;
+    m.params = s.params;
+    for (int r : roots_) m.outputs.push_back(s.tensors[static_cast<size_t>(r)]);
+    std::set<NodeId> internal;
+    for (size_t p = 0; p < nodes_.size(); ++p)
+      if (!nodes_[p].is_var) internal.insert(s.tensors[p].node);
+    m.internal.assign(internal.begin(), internal.end());
+    out.push_back(std::move(m));
+    return;
+  }
+  for (TensorRef t : root_candidates(root, s, ix)) {
+    State next = s;
+    if (bind(roots_[root], t, next, ix.graph())) extend(root + 1, next, ix, out);
+  }
+}
+
+std::vector<Match> Pattern::find(const GraphIndex& ix) const {
+  State s;
+  s.tensors.resize(nodes_.size());
+  s.assigned.assign(nodes_.size(), 0);
+  s.vars.resize(tensor_vars_.size());
+  s.var_bound.assign(tensor_vars_.size(), 0);
+  s.params.resize(param_vars_.size());
+  std::vector<Match> out;
+  extend(0, s, ix, out);
+  return out;
+}
+
+}  // namespace graphsub::opt

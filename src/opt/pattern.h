@@ -1,0 +1,64 @@
+#pragma once
+// A rule's source as a pattern over the IR: one node per distinct subterm (equal subterms
+// denote one value, so they must match one tensor), tensor variables as leaves, operator
+// nodes with literal or variable parameters. Matching binds tensor variables to tensors and
+// parameter variables to values (OpDef::attrs_to_params of the matched node), honours the
+// rule's constraints, maps distinct source outputs to distinct tensors, and refuses matches
+// where a tensor computed inside the pattern is read outside it other than as a mapped output.
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/graph.h"
+#include "opt/graph_index.h"
+#include "rules/rule.h"
+
+namespace graphsub::opt {
+
+struct PatternNode {
+  bool is_var = false;
+  int var = -1;                     // tensor variable index (is_var)
+  const OpDef* op = nullptr;        // operator nodes
+  uint32_t output = 0;              // which output of the IR node the term denotes
+  std::vector<AxiomParam> literal;  // per parameter: its value when literal...
+  std::vector<int> param_var;       // ...or the parameter variable index (-1: literal)
+  std::vector<int> inputs;          // pattern node indices of the tensor arguments
+};
+
+struct Match {
+  std::vector<TensorRef> tensors;                 // per pattern node
+  std::vector<TensorRef> vars;                    // per tensor variable (tensor_vars())
+  std::vector<std::optional<AxiomParam>> params;  // per parameter variable (unset: unbound)
+  std::vector<TensorRef> outputs;                 // per source output
+  std::vector<NodeId> internal;                   // matched operator nodes, ascending
+};
+
+class Pattern {
+ public:
+  // Throws Error (naming the rule) when the source uses an unknown operator or is a bare
+  // variable.
+  explicit Pattern(const rules::Rule& rule);
+
+  // Every match in the graph, in a deterministic order (ascending root node ids).
+  std::vector<Match> find(const GraphIndex& ix) const;
+
+  const std::vector<std::string>& tensor_vars() const { return tensor_vars_; }
+  const std::vector<std::string>& param_vars() const { return param_vars_; }
+
+ private:
+  struct State;
+  int compile(const rules::TermPtr& t, std::vector<std::string>& keys);
+  bool bind(int p, TensorRef t, State& s, const Graph& g) const;
+  bool complete(State& s, const GraphIndex& ix) const;
+  void extend(size_t root, State& s, const GraphIndex& ix, std::vector<Match>& out) const;
+  std::vector<TensorRef> root_candidates(size_t root, const State& s, const GraphIndex& ix) const;
+
+  std::string rule_name_;
+  std::vector<rules::TermPtr> constraints_;
+  std::vector<PatternNode> nodes_;  // children before parents
+  std::vector<int> roots_;          // per source output
+  std::vector<std::string> tensor_vars_, param_vars_;
+};
+
+}  // namespace graphsub::opt

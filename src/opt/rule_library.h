@@ -1,0 +1,41 @@
+#pragma once
+// The transforms a search uses: rules from rule files (each becomes a RuleTransform) and the
+// built-in structural rules, minus the ones disabled by name.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/report.h"
+#include "opt/transform.h"
+
+namespace graphsub::opt {
+
+struct RuleLibraryOptions {
+  std::vector<std::string> rule_files;  // empty: default_rule_files()
+  bool builtin = true;                  // the structural rules (structural_rules.h)
+  std::vector<std::string> disabled;    // rule names; an unknown name is an error
+};
+
+class RuleLibrary {
+ public:
+  // Throws Error for unreadable or malformed rule files and unknown disabled names. Rules
+  // that cannot drive a rewrite (e.g. a target parameter the source does not bind) are
+  // skipped with a warning through `reporter`.
+  RuleLibrary(const RuleLibraryOptions& opts, Reporter& reporter);
+
+  std::vector<const Transform*> transforms() const;
+  size_t size() const { return owned_.size(); }
+  const std::vector<std::string>& files() const { return files_; }
+  size_t skipped() const { return skipped_; }
+
+ private:
+  std::vector<std::unique_ptr<Transform>> owned_;
+  std::vector<std::string> files_;
+  size_t skipped_ = 0;
+};
+
+// rules/default.rules under the working directory, else under the source tree; empty when
+// neither exists (then only the built-in rules are used).
+std::vector<std::string> default_rule_files();
+
+}  // namespace graphsub::opt

@@ -1,0 +1,70 @@
+#include "opt/rule_transform.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "ir/error.h"
+#include "opt/rewrite.h"
+#include "opt/structural_rules.h"
+#include "rules/axiom_ops.h"
+#include "rules/instantiate.h"
+
+namespace graphsub::opt {
+
+namespace {
+
+// Parameter variables a term uses.
+void param_vars_of(const rules::TermPtr& t, std::vector<std::string>& out) {
+  if (t->kind != rules::Term::Kind::App) return;
+  const rules::AxiomOp* op = rules::find_axiom_op(t->name);
+  size_t np = op ? op->num_params() : 0;
+  for (size_t i = 0; i < t->args.size(); ++i) {
+    const auto& a = t->args[i];
+    if (i < np && a->kind == rules::Term::Kind::Var) out.push_back(a->name);
+    param_vars_of(a, out);
+  }
+}
+
+}  // namespace
+
+RuleTransform::RuleTransform(rules::Rule rule) : rule_(std::move(rule)), pattern_(rule_) {
+  std::vector<std::string> target_params;
+  for (auto& t : rule_.target) param_vars_of(t, target_params);
+  std::vector<std::string> source_params;
+  for (auto& t : rule_.source) param_vars_of(t, source_params);
+  for (auto& p : target_params)
+    if (std::find(source_params.begin(), source_params.end(), p) == source_params.end())
+      throw Error(
+          fmt::format("rule '{}': target parameter ?{} is not bound by the source", rule_.name, p));
+}
+
+std::string RuleTransform::origin() const {
+  return rule_.loc.file.empty() ? "rule" : fmt::format("{}:{}", rule_.loc.file, rule_.loc.line);
+}
+
+void RuleTransform::apply(const GraphIndex& ix, const EmitFn& emit) const {
+  const Graph& g = ix.graph();
+  for (const Match& m : pattern_.find(ix)) {
+    rules::Bindings b;
+    for (size_t v = 0; v < m.vars.size(); ++v) b.tensors[pattern_.tensor_vars()[v]] = m.vars[v];
+    for (size_t p = 0; p < m.params.size(); ++p)
+      if (m.params[p]) b.params[pattern_.param_vars()[p]] = *m.params[p];
+    try {
+      Rewrite rw(g);
+      auto targets = rules::instantiate(rw.graph(), rule_.target, b);
+      std::vector<Replacement> reps;
+      for (size_t i = 0; i < targets.size(); ++i) reps.push_back({m.outputs[i], targets[i]});
+      auto out = std::move(rw).finish(reps);
+      if (!out) continue;
+      std::vector<std::string> at;
+      for (NodeId n : m.internal)
+        if (!g.node(n).is_source()) at.push_back(node_label(g, n));
+      emit({std::move(*out), fmt::format("{}", fmt::join(at, ", "))});
+    } catch (const Error&) {  // the target does not type-check here: not an application
+    }
+  }
+}
+
+}  // namespace graphsub::opt

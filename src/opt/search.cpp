@@ -1,0 +1,174 @@
+#include "opt/search.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "ir/hash.h"
+#include "opt/graph_index.h"
+#include "opt/rewrite.h"
+
+namespace graphsub::opt {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Rewrites leave holes in the node table; renumber once they dominate, so long rewrite chains
+// do not grow the table. Depends only on the graph, so replays renumber identically.
+void normalize(Graph& g) {
+  if (g.num_slots() > 2 * g.num_nodes() + 64) g.compact();
+}
+
+// Persistent list of the steps that led to a graph (shared by all its descendants).
+struct History {
+  Step step;
+  std::shared_ptr<const History> parent;
+};
+
+std::vector<Step> unwind(const std::shared_ptr<const History>& h) {
+  std::vector<Step> steps;
+  for (auto p = h; p; p = p->parent) steps.push_back(p->step);
+  return {steps.rbegin(), steps.rend()};
+}
+
+struct Entry {
+  Graph graph;
+  std::shared_ptr<const History> history;
+};
+using Key = std::pair<double, uint64_t>;  // (cost, discovery order): deterministic ties
+
+// Cost of a candidate from its parent's: the parent's total, less the nodes the rewrite
+// removed, plus the nodes it added (ids at or past the parent's table size).
+double candidate_cost(const Graph& parent, const std::vector<double>& parent_costs,
+                      double parent_total, const std::vector<uint8_t>& parent_constant,
+                      const Graph& child, CostModel& model) {
+  double c = parent_total;
+  size_t n = parent.num_slots();
+  for (NodeId id = 0; id < n; ++id)
+    if (parent.alive(id) && !child.alive(id)) c -= parent_costs[id];
+  if (child.num_slots() <= n) return c;
+  std::vector<uint8_t> constant(child.num_slots(), 0);
+  std::copy(parent_constant.begin(), parent_constant.end(), constant.begin());
+  for (NodeId id = static_cast<NodeId>(n); id < child.num_slots(); ++id) {
+    if (!child.alive(id)) continue;
+    const Node& node = child.node(id);
+    if (node.is_source()) {
+      constant[id] = node.is_input() ? 0 : 1;
+      continue;
+    }
+    bool all = node.op->cls != OpClass::Opaque && !node.inputs.empty();
+    for (auto r : node.inputs) all = all && constant[r.node];
+    constant[id] = all;
+    c += model.node_cost(child, id, constant);
+  }
+  return c;
+}
+
+}  // namespace
+
+SearchResult search(const Graph& input, const std::vector<const Transform*>& transforms,
+                    CostModel& model, const SearchOptions& opts, Reporter& reporter) {
+  auto start = Clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
+  SearchResult res;
+  res.best = input;
+  res.initial_cost = res.best_cost = model.graph_cost(input);
+  std::shared_ptr<const History> best_history;
+
+  std::map<Key, Entry> queue;
+  std::set<uint64_t> seen{structural_hash(input)};
+  uint64_t order = 0;
+  queue.emplace(Key{res.initial_cost, order++}, Entry{input, nullptr});
+  res.stopped_by = "exhausted";
+  bool out_of_time = false;
+
+  while (!queue.empty()) {
+    if (res.expanded >= opts.budget) {
+      res.stopped_by = "budget";
+      break;
+    }
+    if (opts.time_limit_s > 0 && elapsed() >= opts.time_limit_s) out_of_time = true;
+    if (out_of_time) break;
+    auto top = queue.begin();
+    Entry cur = std::move(top->second);
+    queue.erase(top);
+    ++res.expanded;
+
+    const Graph& g = cur.graph;
+    GraphIndex ix(g);
+    const auto& constant = ix.constant_flags();
+    std::vector<double> costs(g.num_slots(), 0);
+    double total = model.per_graph_cost();
+    for (NodeId id = 0; id < g.num_slots(); ++id)
+      if (g.alive(id)) total += costs[id] = model.node_cost(g, id, constant);
+
+    for (size_t ti = 0; ti < transforms.size() && !out_of_time; ++ti) {
+      size_t ordinal = 0;
+      transforms[ti]->apply(ix, [&](Candidate&& cand) {
+        size_t my_ordinal = ordinal++;
+        ++res.generated;
+        if (out_of_time) return;
+        if (opts.time_limit_s > 0 && (res.generated & 63) == 0 && elapsed() >= opts.time_limit_s) {
+          out_of_time = true;
+          return;
+        }
+        double c = candidate_cost(g, costs, total, constant, cand.graph, model);
+        if (!(c < opts.alpha * res.best_cost)) return;
+        if (!acyclic(cand.graph)) return;
+        normalize(cand.graph);
+        if (!seen.insert(structural_hash(cand.graph)).second) return;
+        auto h = std::make_shared<const History>(History{
+            Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
+        if (c < res.best_cost) {
+          res.best_cost = c;
+          res.best = cand.graph;
+          best_history = h;
+        }
+        ++res.kept;
+        queue.emplace(Key{c, order++}, Entry{std::move(cand.graph), std::move(h)});
+        if (queue.size() > opts.max_queue) {
+          queue.erase(std::prev(queue.end()));
+          ++res.dropped;
+        }
+        res.peak_queue = std::max(res.peak_queue, queue.size());
+      });
+    }
+    reporter.progress("search", static_cast<double>(res.expanded), static_cast<double>(opts.budget),
+                      fmt::format("best cost {:.1f} of {:.1f}", res.best_cost, res.initial_cost));
+  }
+  if (out_of_time) res.stopped_by = "time limit";
+  res.steps = unwind(best_history);
+  res.best_cost = model.graph_cost(res.best);  // exact, not the incremental estimate
+  res.seconds = elapsed();
+  return res;
+}
+
+std::vector<Graph> replay_steps(const Graph& input, const std::vector<const Transform*>& transforms,
+                                const std::vector<Step>& steps, size_t count) {
+  std::vector<Graph> graphs;
+  Graph cur = input;
+  for (size_t i = 0; i < count && i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    if (s.transform >= transforms.size())
+      throw Error(fmt::format("replay: step {} names transform {} of {}", i + 1, s.transform,
+                              transforms.size()));
+    GraphIndex ix(cur);
+    std::optional<Graph> next;
+    size_t ordinal = 0;
+    transforms[s.transform]->apply(ix, [&](Candidate&& c) {
+      if (ordinal++ == s.ordinal) next = std::move(c.graph);
+    });
+    if (!next)
+      throw Error(
+          fmt::format("replay: step {} ({} at {}) did not reproduce", i + 1, s.rule, s.where));
+    normalize(*next);
+    cur = *next;
+    graphs.push_back(cur);
+  }
+  return graphs;
+}
+
+}  // namespace graphsub::opt

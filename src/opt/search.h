@@ -1,0 +1,60 @@
+#pragma once
+// Cost-based backtracking search (TASO's Algorithm 2). A queue of graphs ordered by cost;
+// the cheapest is expanded by applying every transform at every match; a new graph is kept
+// when it is acyclic, not seen before (canonical structural hash) and cheaper than alpha
+// times the best cost so far. Stops after `budget` expanded graphs, at the time limit, or
+// when the queue runs dry. The queue is bounded: beyond max_queue graphs the most expensive
+// are dropped, so memory stays bounded whatever the budget. Ties are broken by the order in
+// which graphs were found, so the result is deterministic for a deterministic cost model.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/report.h"
+#include "opt/cost_model.h"
+#include "opt/transform.h"
+
+namespace graphsub::opt {
+
+struct SearchOptions {
+  double alpha = 1.05;      // keep graphs cheaper than alpha * best (1.0: greedy)
+  size_t budget = 1000;     // graphs expanded at most
+  double time_limit_s = 0;  // 0: none
+  size_t max_queue = 2000;  // graphs kept in the queue at most
+};
+
+// One rule application on the way from the input graph to the result. `transform` and
+// `ordinal` (the index of the candidate among those the transform emitted on the parent
+// graph) replay it exactly (replay_steps).
+struct Step {
+  size_t transform = 0;
+  size_t ordinal = 0;
+  std::string rule;
+  std::string where;
+};
+
+struct SearchResult {
+  Graph best;
+  double initial_cost = 0;
+  double best_cost = 0;
+  size_t expanded = 0;   // graphs taken from the queue and expanded
+  size_t generated = 0;  // candidates produced by transforms
+  size_t kept = 0;       // candidates queued (new, acyclic, below alpha * best)
+  size_t dropped = 0;    // queued graphs dropped to keep the queue bounded
+  size_t peak_queue = 0;
+  double seconds = 0;
+  std::string stopped_by;   // "budget", "time limit", "exhausted"
+  std::vector<Step> steps;  // from the input graph to `best`
+};
+
+SearchResult search(const Graph& input, const std::vector<const Transform*>& transforms,
+                    CostModel& cost, const SearchOptions& opts, Reporter& reporter);
+
+// Re-applies steps[0..count) to `input`, returning the graph after each of them. Throws Error
+// when a step does not reproduce (the transforms or the graph differ from the search's).
+std::vector<Graph> replay_steps(const Graph& input, const std::vector<const Transform*>& transforms,
+                                const std::vector<Step>& steps, size_t count);
+
+}  // namespace graphsub::opt

@@ -1,0 +1,41 @@
+#include "opt/structural_rules.h"
+
+#include <fmt/format.h>
+
+#include "opt/builtin_transform.h"
+
+namespace graphsub::opt {
+
+bool is_fusable_activation(const std::string& op) {
+  return op == "relu" || op == "sigmoid" || op == "tanh";
+}
+
+ConvShape conv_shape(const Graph& g, NodeId conv) {
+  const Node& n = g.node(conv);
+  const Shape& x = g.type(n.inputs[0]).shape;
+  const Shape& w = g.type(n.inputs[1]).shape;
+  return {.groups = x[1] / w[1], .kh = w[2], .kw = w[3], .has_bias = n.inputs.size() > 2};
+}
+
+std::string node_label(const Graph& g, NodeId id) {
+  const Node& n = g.node(id);
+  std::string s = n.op->name;
+  if (!n.name.empty()) return fmt::format("{} '{}'", s, n.name);
+  // Operators built in code have no names: name them by the first weight they read.
+  for (auto r : n.inputs)
+    if (g.node(r.node).is_weight()) return fmt::format("{} '{}'", s, g.node(r.node).name);
+  return fmt::format("{} #{}", s, id);
+}
+
+std::vector<std::unique_ptr<Transform>> structural_transforms() {
+  std::vector<std::unique_ptr<Transform>> t;
+  t.push_back(make_fuse_activation("conv"));
+  t.push_back(make_fuse_activation("matmul"));
+  t.push_back(make_fold_batchnorm());
+  t.push_back(make_merge_convs());
+  t.push_back(make_merge_group_convs());
+  t.push_back(make_concat_of_split());
+  return t;
+}
+
+}  // namespace graphsub::opt

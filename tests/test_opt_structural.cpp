@@ -1,0 +1,226 @@
+// The built-in structural rules, each checked numerically on random inputs (before and after
+// weight pre-computation), plus the cases each must refuse.
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "opt/graph_index.h"
+#include "opt/numeric_check.h"
+#include "opt/precompute.h"
+#include "opt/rewrite.h"
+#include "opt/structural_rules.h"
+
+namespace graphsub::opt {
+namespace {
+
+std::vector<Candidate> apply(const Transform& t, const Graph& g) {
+  GraphIndex ix(g);
+  std::vector<Candidate> out;
+  t.apply(ix, [&](Candidate&& c) { out.push_back(std::move(c)); });
+  return out;
+}
+
+size_t count_op(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (NodeId id = 0; id < g.num_slots(); ++id) n += g.alive(id) && g.node(id).op->name == op;
+  return n;
+}
+
+// The candidate is valid, equal to the original on random inputs, and still equal once its
+// weight expressions are pre-computed (which must leave none of them behind).
+void expect_equivalent(const Graph& original, const Graph& candidate) {
+  ASSERT_NO_THROW(validate(candidate));
+  ASSERT_TRUE(acyclic(candidate));
+  auto c = check_equivalent(original, candidate, 5);
+  EXPECT_TRUE(c.ok) << c.detail;
+  Graph folded = candidate;
+  precompute_weights(folded);
+  ASSERT_NO_THROW(validate(folded));
+  auto flags = constant_nodes(folded);
+  for (NodeId id = 0; id < folded.num_slots(); ++id) {
+    if (folded.alive(id) && !folded.node(id).is_source()) {
+      EXPECT_FALSE(flags[id]) << folded.describe(id);
+    }
+  }
+  auto f = check_equivalent(original, folded, 6);
+  EXPECT_TRUE(f.ok) << f.detail;
+}
+
+Attrs conv_attrs(int64_t stride, std::vector<int64_t> pads, const std::string& act = "none") {
+  return {
+      {"stride", std::vector<int64_t>{stride, stride}}, {"pads", std::move(pads)}, {"act", act}};
+}
+
+TEST(OptStructural, FusesEachActivationIntoConvAndMatmul) {
+  for (const char* act : {"relu", "sigmoid", "tanh"}) {
+    GraphBuilder b;
+    auto x = b.input("x", {1, 3, 6, 6});
+    auto c = b.conv(x, b.weight("w", {4, 3, 3, 3}), {.pad = 1});
+    b.output("y", b.op(act, {c}));
+    auto m = b.matmul(b.input("v", {2, 5}), b.weight("m", {5, 3}));
+    b.output("z", b.op(act, {m}));
+    Graph g = b.finish();
+    for (const char* into : {"conv", "matmul"}) {
+      auto cands = apply(*make_fuse_activation(into), g);
+      ASSERT_EQ(cands.size(), 1u) << act << " into " << into;
+      EXPECT_EQ(count_op(cands[0].graph, act), 1u);
+      expect_equivalent(g, cands[0].graph);
+    }
+  }
+}
+
+TEST(OptStructural, FusionRefusesSharedOutputsAndExistingActivations) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 2, 4, 4});
+  auto c = b.conv(x, b.weight("w", {2, 2, 1, 1}));
+  b.output("a", b.relu(c));
+  b.output("b", b.tanh(c));  // the conv output has another reader
+  auto d = b.conv(x, b.weight("v", {2, 2, 1, 1}), {.act = "relu"});
+  b.output("c", b.sigmoid(d));  // already has an activation
+  EXPECT_TRUE(apply(*make_fuse_activation("conv"), b.finish()).empty());
+}
+
+TEST(OptStructural, FoldsBatchnormIntoConvWithAndWithoutBias) {
+  for (bool bias : {false, true}) {
+    GraphBuilder b;
+    auto x = b.input("x", {1, 3, 5, 5});
+    std::vector<TensorRef> ins = {x, b.weight("w", {4, 3, 3, 3})};
+    if (bias) ins.push_back(b.weight("bias", {4}));
+    auto c = b.op("conv", ins, conv_attrs(2, {1, 1, 1, 1}));
+    b.output("y", b.relu(b.batchnorm(c, "bn")));
+    Graph g = b.finish();
+    auto cands = apply(*make_fold_batchnorm(), g);
+    ASSERT_EQ(cands.size(), 1u);
+    EXPECT_EQ(count_op(cands[0].graph, "batchnorm"), 0u);
+    expect_equivalent(g, cands[0].graph);
+    Graph folded = cands[0].graph;
+    precompute_weights(folded);
+    EXPECT_EQ(count_op(folded, "conv"), 1u);
+    EXPECT_EQ(folded.num_ops(), 2u);  // conv and relu remain
+  }
+}
+
+TEST(OptStructural, BatchnormAfterAnActivationIsNotFolded) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 3, 5, 5});
+  auto c = b.conv(x, b.weight("w", {4, 3, 3, 3}), {.pad = 1, .act = "relu"});
+  b.output("y", b.batchnorm(c, "bn"));
+  EXPECT_TRUE(apply(*make_fold_batchnorm(), b.finish()).empty());
+}
+
+TEST(OptStructural, MergesConvsOfDifferentKernelSizesOnOneInput) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 4, 7, 7});
+  auto a = b.conv(x, b.weight("a", {3, 4, 1, 1}), {.act = "relu"});
+  auto c = b.conv(x, b.weight("c", {5, 4, 3, 3}), {.pad = 1, .act = "relu"});
+  b.output("y", b.concat(1, {a, c}));
+  Graph g = b.finish();
+  auto cands = apply(*make_merge_convs(), g);
+  ASSERT_EQ(cands.size(), 1u);
+  const Graph& r = cands[0].graph;
+  EXPECT_EQ(count_op(r, "conv"), 1u);
+  EXPECT_EQ(count_op(r, "enlarge"), 1u);
+  EXPECT_EQ(count_op(r, "split"), 1u);
+  expect_equivalent(g, r);
+  // The concat of the two halves of the split is the merged conv itself.
+  auto again = apply(*make_concat_of_split(), r);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(count_op(again[0].graph, "split"), 0u);
+  EXPECT_EQ(count_op(again[0].graph, "concat"), 1u);  // only the weight concat is left
+  expect_equivalent(g, again[0].graph);
+}
+
+TEST(OptStructural, MergesAsymmetricKernelsAndConvsWithBias) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 2, 6, 6});
+  auto a = b.op("conv", {x, b.weight("a", {2, 2, 1, 3}), b.weight("ab", {2})},
+                conv_attrs(1, {0, 1, 0, 1}));
+  auto c = b.op("conv", {x, b.weight("c", {3, 2, 3, 1}), b.weight("cb", {3})},
+                conv_attrs(1, {1, 0, 1, 0}));
+  b.output("a", a);
+  b.output("c", c);
+  Graph g = b.finish();
+  auto cands = apply(*make_merge_convs(), g);
+  ASSERT_EQ(cands.size(), 1u);
+  EXPECT_EQ(count_op(cands[0].graph, "enlarge"), 2u);  // both grow to 3x3
+  expect_equivalent(g, cands[0].graph);
+}
+
+TEST(OptStructural, MergeConvsRefusesIncompatiblePairs) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 2, 6, 6});
+  b.output("s1", b.conv(x, b.weight("a", {2, 2, 3, 3}), {.stride = 1, .pad = 1}));
+  b.output("s2", b.conv(x, b.weight("b", {2, 2, 3, 3}), {.stride = 2, .pad = 1}));  // stride
+  b.output("act", b.conv(x, b.weight("c", {2, 2, 1, 1}), {.act = "relu"}));         // act
+  b.output("pad", b.conv(x, b.weight("d", {2, 2, 3, 3}), {.pad = 0}));              // not centred
+  b.output("grp", b.conv(x, b.weight("e", {2, 1, 3, 3}), {.pad = 1}));              // grouped
+  EXPECT_TRUE(apply(*make_merge_convs(), b.finish()).empty());
+}
+
+TEST(OptStructural, MergesGroupConvsIntoHalfAsManyGroups) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 8, 5, 5});
+  auto c = b.op("conv", {x, b.weight("w", {12, 2, 3, 3}), b.weight("bias", {12})},
+                conv_attrs(2, {1, 1, 1, 1}, "relu"));  // 4 groups
+  b.output("y", c);
+  Graph g = b.finish();
+  auto cands = apply(*make_merge_group_convs(), g);
+  ASSERT_EQ(cands.size(), 1u);
+  const Graph& r = cands[0].graph;
+  NodeId conv = 0;
+  for (NodeId id = 0; id < r.num_slots(); ++id)
+    if (r.alive(id) && r.node(id).op->name == "conv") conv = id;
+  EXPECT_EQ(r.type(r.node(conv).inputs[1]).shape, (Shape{12, 4, 3, 3}));  // 2 groups
+  expect_equivalent(g, r);
+  auto twice = apply(*make_merge_group_convs(), r);  // 2 -> 1 group: a dense conv
+  ASSERT_EQ(twice.size(), 1u);
+  expect_equivalent(g, twice[0].graph);
+  EXPECT_TRUE(apply(*make_merge_group_convs(), twice[0].graph).empty());
+}
+
+TEST(OptStructural, GroupConvsWithOddGroupCountsStay) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 6, 4, 4});
+  b.output("y", b.conv(x, b.weight("w", {6, 2, 1, 1})));  // 3 groups
+  EXPECT_TRUE(apply(*make_merge_group_convs(), b.finish()).empty());
+}
+
+TEST(OptStructural, ConcatOfSplitNeedsAllPartsInOrder) {
+  GraphBuilder b;
+  auto x = b.concat(1, {b.input("a", {2, 2}), b.relu(b.input("c", {2, 4}))});
+  auto parts = b.op_multi("split", {x}, {{"axis", int64_t{1}}});
+  b.output("same", b.tanh(b.concat(1, {parts[0], parts[1]})));
+  b.output("swapped", b.concat(1, {parts[1], parts[0]}));
+  Graph g = b.finish();
+  auto cands = apply(*make_concat_of_split(), g);
+  ASSERT_EQ(cands.size(), 1u);
+  EXPECT_EQ(count_op(cands[0].graph, "concat"), 2u);  // x's own concat and the swapped one
+  expect_equivalent(g, cands[0].graph);
+}
+
+TEST(OptStructural, ConcatOfSplitKeepsSplitPointsExact) {
+  // x has no recorded cut; concat(split(x)) records one, so it is not the same tensor type.
+  GraphBuilder b;
+  auto x = b.input("x", {2, 6});
+  auto parts =
+      b.op_multi("split", {x}, {{"axis", int64_t{1}}, {"sizes", std::vector<int64_t>{2, 4}}});
+  b.output("y", b.concat(1, {parts[0], parts[1]}));
+  EXPECT_TRUE(apply(*make_concat_of_split(), b.finish()).empty());
+}
+
+TEST(OptStructural, PrecomputeFoldsWeightExpressionsOnly) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 2, 5, 5});
+  auto w = b.op("concat",
+                {b.weight("a", {2, 2, 3, 3}), b.op("enlarge", {b.weight("c", {1, 2, 1, 1})},
+                                                   {{"kernel", std::vector<int64_t>{3, 3}}})},
+                {{"axis", int64_t{0}}});
+  b.output("y", b.relu(b.conv(x, w, {.pad = 1})));
+  Graph g = b.finish();
+  Graph f = g;
+  EXPECT_EQ(precompute_weights(f), 2u);  // enlarge and concat
+  EXPECT_EQ(f.num_ops(), 2u);
+  EXPECT_TRUE(check_equivalent(g, f, 9).ok);
+}
+
+}  // namespace
+}  // namespace graphsub::opt
