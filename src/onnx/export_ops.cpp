@@ -1,0 +1,309 @@
+// Per-operator writers: the ONNX nodes that compute each IR operator, in the target opset.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "ir/error.h"
+#include "onnx/export_context.h"
+#include "onnx/opaque_attrs.h"
+#include "onnx/tensor_proto.h"
+
+namespace graphsub {
+namespace {
+
+using onnx::NodeProto;
+
+struct Ctx {
+  ExportContext& c;
+  const Node& n;
+  NodeId id;
+  std::vector<std::string> in;          // ONNX names of the IR inputs
+  const std::vector<std::string>& out;  // names the IR outputs must get
+  std::string base;                     // node name stem
+
+  NodeProto& node(const std::string& op, std::vector<std::string> ins,
+                  std::vector<std::string> outs) {
+    return c.node(op, std::move(ins), std::move(outs), base);
+  }
+  std::string tmp(const std::string& what) { return c.fresh(base + "_" + what); }
+  int64_t rank(size_t i) const { return static_cast<int64_t>(c.shape(n.inputs[i]).size()); }
+};
+
+// An operator with a fused activation: the operator into a temporary, then the activation.
+std::string act_target(Ctx& x) {
+  const std::string& act = x.n.attrs.s("act");
+  return act == "none" ? x.out[0] : x.tmp(act == "relu" ? "pre_relu" : "pre_act");
+}
+void write_act(Ctx& x, const std::string& from) {
+  const std::string& act = x.n.attrs.s("act");
+  if (act == "none") return;
+  static const std::map<std::string, std::string> ops{
+      {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}};
+  auto it = ops.find(act);
+  if (it == ops.end()) throw Error(fmt::format("export: unknown activation '{}'", act));
+  x.node(it->second, {from}, {x.out[0]});
+}
+
+void conv(Ctx& x) {
+  const Shape& xs = x.c.shape(x.n.inputs[0]);
+  const Shape& ws = x.c.shape(x.n.inputs[1]);
+  std::string y = act_target(x);
+  NodeProto& node = x.node("Conv", x.in, {y});
+  set_attr(node, "kernel_shape", std::vector<int64_t>{ws[2], ws[3]});
+  set_attr(node, "strides", x.n.attrs.ints("stride"));
+  set_attr(node, "pads", x.n.attrs.ints("pads"));
+  set_attr(node, "dilations", x.n.attrs.ints("dilations"));
+  int64_t groups = xs[1] / ws[1];
+  if (groups != 1) set_attr(node, "group", groups);
+  write_act(x, y);
+}
+
+void matmul(Ctx& x) {
+  std::string y = act_target(x);
+  bool bias = x.in.size() > 2;
+  if (bias && x.rank(0) == 2 && x.rank(1) == 2) {
+    x.node("Gemm", x.in, {y});
+  } else if (bias) {
+    std::string prod = x.tmp("matmul");
+    x.node("MatMul", {x.in[0], x.in[1]}, {prod});
+    x.node("Add", {prod, x.in[2]}, {y});
+  } else {
+    x.node("MatMul", x.in, {y});
+  }
+  write_act(x, y);
+}
+
+template <const char* Op>
+void same(Ctx& x) {
+  x.node(Op, x.in, {x.out[0]});
+}
+constexpr char kAdd[] = "Add", kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div", kRelu[] = "Relu",
+               kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kErf[] = "Erf", kExp[] = "Exp",
+               kSqrt[] = "Sqrt", kIdentity[] = "Identity", kGlobalAvg[] = "GlobalAveragePool";
+
+// gelu(x) = 0.5 * x * (1 + erf(x / sqrt(2))); ONNX has no Gelu before opset 20.
+void gelu(Ctx& x) {
+  std::string scaled = x.tmp("scaled"), e = x.tmp("erf"), one = x.tmp("one_plus"),
+              prod = x.tmp("x_times");
+  x.node("Div", {x.in[0], x.c.float_const(x.base + "_sqrt2", std::sqrt(2.0f))}, {scaled});
+  x.node("Erf", {scaled}, {e});
+  x.node("Add", {e, x.c.float_const(x.base + "_one", 1.0f)}, {one});
+  x.node("Mul", {x.in[0], one}, {prod});
+  x.node("Mul", {prod, x.c.float_const(x.base + "_half", 0.5f)}, {x.out[0]});
+}
+
+void transpose(Ctx& x) {
+  auto perm = x.n.attrs.ints("perm");
+  if (perm.empty())
+    for (int64_t i = x.rank(0) - 1; i >= 0; --i) perm.push_back(i);
+  set_attr(x.node("Transpose", x.in, {x.out[0]}), "perm", perm);
+}
+
+void reshape(Ctx& x) {
+  const Shape& s = x.n.outputs[0].shape;
+  x.node("Reshape", {x.in[0], x.c.int64_const(x.base + "_shape", {s.begin(), s.end()})},
+         {x.out[0]});
+}
+
+void flatten(Ctx& x) {
+  set_attr(x.node("Flatten", x.in, {x.out[0]}), "axis", x.n.attrs.i("axis"));
+}
+
+int64_t axis_of(Ctx& x, int64_t axis) {
+  return axis < 0 ? axis + x.rank(0) : axis;
+}
+
+void concat(Ctx& x) {
+  set_attr(x.node("Concat", x.in, x.out), "axis", axis_of(x, x.n.attrs.i("axis")));
+}
+
+void split(Ctx& x) {
+  int64_t axis = axis_of(x, x.n.attrs.i("axis"));
+  std::vector<int64_t> sizes;
+  for (const auto& t : x.n.outputs) sizes.push_back(t.shape[static_cast<size_t>(axis)]);
+  std::vector<std::string> ins{x.in[0]};
+  if (x.c.opset >= 13) ins.push_back(x.c.int64_const(x.base + "_split", sizes));
+  NodeProto& node = x.node("Split", ins, x.out);
+  set_attr(node, "axis", axis);
+  if (x.c.opset < 13) set_attr(node, "split", sizes);
+}
+
+void slice(Ctx& x) {
+  const Attrs& a = x.n.attrs;
+  std::vector<std::string> ins{x.in[0], x.c.int64_const(x.base + "_starts", a.ints("starts")),
+                               x.c.int64_const(x.base + "_ends", a.ints("ends"))};
+  bool steps = !a.ints("steps").empty();
+  if (!a.ints("axes").empty() || steps) {
+    std::vector<int64_t> axes = a.ints("axes");
+    if (axes.empty())
+      for (size_t i = 0; i < a.ints("starts").size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    ins.push_back(x.c.int64_const(x.base + "_axes", axes));
+  }
+  if (steps) ins.push_back(x.c.int64_const(x.base + "_steps", a.ints("steps")));
+  x.node("Slice", ins, {x.out[0]});
+}
+
+void pad(Ctx& x) {
+  std::vector<std::string> ins{x.in[0], x.c.int64_const(x.base + "_pads", x.n.attrs.ints("pads"))};
+  double v = x.n.attrs.f("value");
+  if (v != 0) ins.push_back(x.c.float_const(x.base + "_value", static_cast<float>(v)));
+  x.node("Pad", ins, {x.out[0]});
+}
+
+template <bool Max>
+void pool(Ctx& x) {
+  NodeProto& node = x.node(Max ? "MaxPool" : "AveragePool", x.in, {x.out[0]});
+  set_attr(node, "kernel_shape", x.n.attrs.ints("kernel"));
+  set_attr(node, "strides", x.n.attrs.ints("stride"));
+  set_attr(node, "pads", x.n.attrs.ints("pads"));
+  if (!Max) set_attr(node, "count_include_pad", x.n.attrs.i("count_include_pad"));
+}
+
+void batchnorm(Ctx& x) {
+  set_attr(x.node("BatchNormalization", x.in, {x.out[0]}), "epsilon",
+           static_cast<float>(x.n.attrs.f("epsilon")));
+}
+
+void softmax(Ctx& x) {
+  int64_t rank = x.rank(0), axis = axis_of(x, x.n.attrs.i("axis"));
+  if (x.c.opset >= 13 || axis == rank - 1) {
+    set_attr(x.node("Softmax", x.in, {x.out[0]}), "axis", axis);
+    return;
+  }
+  // Before opset 13 Softmax flattens the axes from `axis` on: move the axis last instead.
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis) perm.push_back(i);
+  perm.push_back(axis);
+  std::vector<int64_t> inv(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+  std::string moved = x.tmp("moved"), soft = x.tmp("softmax");
+  set_attr(x.node("Transpose", x.in, {moved}), "perm", perm);
+  set_attr(x.node("Softmax", {moved}, {soft}), "axis", rank - 1);
+  set_attr(x.node("Transpose", {soft}, {x.out[0]}), "perm", inv);
+}
+
+void reduce_mean_node(Ctx& x, const std::string& in, const std::string& out,
+                      const std::vector<int64_t>& axes, int64_t keep) {
+  NodeProto& node = x.node("ReduceMean", {in}, {out});
+  if (!axes.empty()) set_attr(node, "axes", axes);
+  set_attr(node, "keepdims", keep);
+}
+
+void reduce_mean(Ctx& x) {
+  std::vector<int64_t> axes;
+  for (int64_t a : x.n.attrs.ints("axes")) axes.push_back(axis_of(x, a));
+  reduce_mean_node(x, x.in[0], x.out[0], axes, x.n.attrs.i("keepdims"));
+}
+
+void layernorm(Ctx& x) {
+  int64_t axis = axis_of(x, x.n.attrs.i("axis"));
+  float eps = static_cast<float>(x.n.attrs.f("epsilon"));
+  if (x.c.opset >= 17) {
+    NodeProto& node = x.node("LayerNormalization", x.in, {x.out[0]});
+    set_attr(node, "axis", axis);
+    set_attr(node, "epsilon", eps);
+    return;
+  }
+  // (x - mean) / sqrt(var + eps) * scale + bias over the axes from `axis`.
+  std::vector<int64_t> axes;
+  for (int64_t a = axis; a < x.rank(0); ++a) axes.push_back(a);
+  std::string mean = x.tmp("mean"), d = x.tmp("centred"), sq = x.tmp("sq"), var = x.tmp("var"),
+              ve = x.tmp("var_eps"), sd = x.tmp("std"), norm = x.tmp("norm");
+  reduce_mean_node(x, x.in[0], mean, axes, 1);
+  x.node("Sub", {x.in[0], mean}, {d});
+  x.node("Mul", {d, d}, {sq});
+  reduce_mean_node(x, sq, var, axes, 1);
+  x.node("Add", {var, x.c.float_const(x.base + "_eps", eps)}, {ve});
+  x.node("Sqrt", {ve}, {sd});
+  x.node("Div", {d, sd}, {norm});
+  if (x.in.size() > 2) {
+    std::string scaled = x.tmp("scaled");
+    x.node("Mul", {norm, x.in[1]}, {scaled});
+    x.node("Add", {scaled, x.in[2]}, {x.out[0]});
+  } else {
+    x.node("Mul", {norm, x.in[1]}, {x.out[0]});
+  }
+}
+
+// enlarge on a computed kernel (on weights it is folded before export): zero padding.
+void enlarge(Ctx& x) {
+  const Shape& ws = x.c.shape(x.n.inputs[0]);
+  const auto& k = x.n.attrs.ints("kernel");
+  int64_t dy = (k[0] - ws[2]) / 2, dx = (k[1] - ws[3]) / 2;
+  x.node("Pad", {x.in[0], x.c.int64_const(x.base + "_pads", {0, 0, dy, dx, 0, 0, dy, dx})},
+         {x.out[0]});
+}
+
+void opaque(Ctx& x) {
+  NodeProto n;
+  decode_opaque_attrs(x.n.attrs, n);
+  if (!n.domain().empty()) x.c.domains.insert(n.domain());
+  auto absent_in = absent_positions(x.n.attrs, kOpaqueAbsentIn);
+  auto absent_out = absent_positions(x.n.attrs, kOpaqueAbsentOut);
+  std::vector<std::string> ins, outs;
+  size_t k = 0;
+  for (int64_t i = 0; k < x.in.size() || std::count(absent_in.begin(), absent_in.end(), i); ++i)
+    ins.push_back(std::count(absent_in.begin(), absent_in.end(), i) ? "" : x.in[k++]);
+  for (size_t i = 0; i < x.out.size(); ++i)
+    outs.push_back(
+        std::count(absent_out.begin(), absent_out.end(), static_cast<int64_t>(i)) ? "" : x.out[i]);
+  NodeProto& node = x.node(n.op_type(), ins, outs);
+  node.set_domain(n.domain());
+  *node.mutable_attribute() = n.attribute();
+}
+
+using Writer = void (*)(Ctx&);
+const std::map<std::string, Writer>& writers() {
+  static const std::map<std::string, Writer> w{
+      {"conv", conv},
+      {"matmul", matmul},
+      {"ewadd", same<kAdd>},
+      {"add", same<kAdd>},
+      {"sub", same<kSub>},
+      {"ewmul", same<kMul>},
+      {"mul", same<kMul>},
+      {"smul", same<kMul>},
+      {"div", same<kDiv>},
+      {"relu", same<kRelu>},
+      {"sigmoid", same<kSigmoid>},
+      {"tanh", same<kTanh>},
+      {"erf", same<kErf>},
+      {"exp", same<kExp>},
+      {"sqrt", same<kSqrt>},
+      {"identity", same<kIdentity>},
+      {"gelu", gelu},
+      {"transpose", transpose},
+      {"reshape", reshape},
+      {"flatten", flatten},
+      {"concat", concat},
+      {"split", split},
+      {"slice", slice},
+      {"pad", pad},
+      {"poolavg", pool<false>},
+      {"poolmax", pool<true>},
+      {"global_avgpool", same<kGlobalAvg>},
+      {"batchnorm", batchnorm},
+      {"softmax", softmax},
+      {"layernorm", layernorm},
+      {"reduce_mean", reduce_mean},
+      {"enlarge", enlarge},
+      {"opaque", opaque},
+  };
+  return w;
+}
+
+}  // namespace
+
+void write_operator(ExportContext& c, NodeId id, const std::vector<std::string>& outs) {
+  const Node& n = c.g.node(id);
+  auto it = writers().find(n.op->name);
+  if (it == writers().end())
+    throw Error(fmt::format("export: no ONNX form for {}", c.g.describe(id)));
+  Ctx x{c, n, id, {}, outs, n.name.empty() ? fmt::format("{}_{}", n.op->name, id) : n.name};
+  for (auto r : n.inputs) x.in.push_back(c.name(r));
+  it->second(x);
+}
+
+}  // namespace graphsub

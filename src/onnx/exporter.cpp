@@ -1,0 +1,303 @@
+// The exporter's driver: folds weight-only subgraphs, names tensors, writes nodes, weights,
+// inputs and outputs, and runs onnx::checker on the result.
+#include <fmt/format.h>
+#include <onnx/checker.h>
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "onnx/constant_folding.h"
+#include "onnx/export_context.h"
+#include "onnx/model_io.h"
+#include "onnx/opaque_attrs.h"
+#include "onnx/tensor_proto.h"
+
+namespace graphsub {
+
+// ---- ExportContext ----
+
+std::string ExportContext::fresh(const std::string& base) {
+  std::string name = base.empty() ? "t" : base;
+  for (int k = 1; used.count(name); ++k) name = fmt::format("{}_{}", base, k);
+  used.insert(name);
+  return name;
+}
+
+const std::string& ExportContext::name(TensorRef r) const {
+  auto it = names.find(r);
+  if (it == names.end())
+    throw Error(
+        fmt::format("export: output {} of {} has no name yet", r.output, g.describe(r.node)));
+  return it->second;
+}
+
+onnx::NodeProto& ExportContext::node(const std::string& op_type, std::vector<std::string> inputs,
+                                     std::vector<std::string> outputs,
+                                     const std::string& node_name) {
+  onnx::NodeProto& n = *gp.add_node();
+  n.set_op_type(op_type);
+  n.set_name(fresh(node_name));
+  for (auto& s : inputs) n.add_input(std::move(s));
+  for (auto& s : outputs) n.add_output(std::move(s));
+  return n;
+}
+
+std::string ExportContext::int64_const(const std::string& base, const std::vector<int64_t>& v) {
+  std::string name = fresh(base);
+  *gp.add_initializer() = make_int64_tensor(name, {static_cast<int64_t>(v.size())}, v);
+  return name;
+}
+
+std::string ExportContext::float_const(const std::string& base, float value) {
+  std::string name = fresh(base);
+  *gp.add_initializer() = make_float_scalar(name, value);
+  return name;
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, int64_t v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, float v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+void set_attr(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+}
+
+namespace {
+
+void set_type(onnx::ValueInfoProto& vi, const std::string& name, int32_t elem_type,
+              const Shape& shape) {
+  vi.set_name(name);
+  auto* tt = vi.mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(elem_type);
+  auto* s = tt->mutable_shape();
+  for (int64_t d : shape) s->add_dim()->set_dim_value(d);
+}
+
+const OnnxValue* find_value(const std::vector<OnnxValue>& vs, const std::string& name) {
+  for (const auto& v : vs)
+    if (v.name == name) return &v;
+  return nullptr;
+}
+
+// The IR version a model of this opset needs (and the newest onnx::checker here accepts).
+int64_t ir_version_for(int64_t opset, int64_t source_ir) {
+  int64_t need = opset >= 15 ? 8 : opset >= 12 ? 7 : 6;
+  return std::min<int64_t>(std::max(need, source_ir), 8);
+}
+
+class Exporter {
+ public:
+  Exporter(const Graph& g, const OnnxModelInfo* info, const ExportOptions& opts)
+      : g_(g), info_(info), opts_(opts) {}
+  onnx::ModelProto run();
+
+ private:
+  void name_sources();
+  void name_outputs();
+  void write_weight(NodeId id);
+  void write_nodes();
+  void write_interface();
+  void write_header(const std::set<std::string>& domains);
+
+  Graph g_;
+  const OnnxModelInfo* info_;
+  const ExportOptions& opts_;
+  onnx::ModelProto m_;
+  std::unique_ptr<ExportContext> c_;
+  std::map<TensorRef, std::string> output_names_;  // tensors that must carry an output's name
+  std::vector<std::pair<std::string, TensorRef>> aliases_;  // outputs written by Identity
+};
+
+void Exporter::name_sources() {
+  for (NodeId id : g_.inputs()) {
+    const std::string& name = g_.node(id).name;
+    if (name.empty() || c_->used.count(name))
+      throw Error(fmt::format("export: graph input {} needs a unique name", g_.describe(id)));
+    c_->used.insert(name);
+    c_->names[{id, 0}] = name;
+  }
+  // Graph output names are reserved before weights so that a weight never takes one.
+  for (const auto& o : g_.outputs()) {
+    if (o.name.empty()) throw Error("export: a graph output has no name");
+    if (c_->used.count(o.name) && !g_.node(o.ref.node).is_input())
+      throw Error(fmt::format("export: graph output name '{}' is used twice", o.name));
+    c_->used.insert(o.name);
+  }
+  for (NodeId id : g_.weights()) write_weight(id);
+}
+
+void Exporter::write_weight(NodeId id) {
+  const Node& n = g_.node(id);
+  std::string name = c_->fresh(n.name.empty() ? fmt::format("weight_{}", id) : n.name);
+  c_->names[{id, 0}] = name;
+  onnx::TensorProto t;
+  if (n.data) {
+    t = make_float_tensor(name, n.outputs[0].shape, *n.data);
+  } else {
+    const std::string* raw = nullptr;
+    if (info_) {
+      auto it = info_->raw_initializers.find(n.name);
+      if (it != info_->raw_initializers.end()) raw = &it->second;
+    }
+    if (!raw || !t.ParseFromString(*raw))
+      throw Error(
+          fmt::format("export: weight '{}' ({}) has no data to write", n.name, n.outputs[0].str()));
+    t.set_name(name);
+  }
+  *c_->gp.add_initializer() = std::move(t);
+}
+
+void Exporter::name_outputs() {
+  for (const auto& o : g_.outputs()) {
+    const Node& src = g_.node(o.ref.node);
+    if (src.is_input() && src.name == o.name) continue;  // an input passed straight through
+    bool taken = output_names_.count(o.ref) || src.is_source();
+    if (taken)
+      aliases_.emplace_back(o.name, o.ref);  // Identity from the tensor to the output
+    else
+      output_names_[o.ref] = o.name;
+  }
+}
+
+void Exporter::write_nodes() {
+  for (NodeId id : g_.topo_order()) {
+    const Node& n = g_.node(id);
+    if (n.is_source()) continue;
+    std::vector<std::string> outs;
+    std::string stem = n.name.empty() ? fmt::format("{}_{}", n.op->name, id) : n.name;
+    for (uint32_t i = 0; i < n.outputs.size(); ++i) {
+      auto it = output_names_.find({id, i});
+      std::string name =
+          it != output_names_.end()
+              ? it->second
+              : c_->fresh(n.outputs.size() == 1 ? stem + "_out" : fmt::format("{}_out{}", stem, i));
+      c_->names[{id, i}] = name;
+      outs.push_back(name);
+    }
+    write_operator(*c_, id, outs);
+    if (n.op->cls == OpClass::Opaque) {
+      // Shapes of opaque outputs: ONNX cannot infer them for custom domains.
+      auto absent = absent_positions(n.attrs, kOpaqueAbsentOut);
+      for (uint32_t i = 0; i < n.outputs.size(); ++i) {
+        if (std::count(absent.begin(), absent.end(), static_cast<int64_t>(i))) continue;
+        if (output_names_.count({id, i})) continue;  // graph outputs carry their own type
+        int32_t et = onnx_from_dtype(n.outputs[i].dtype);
+        if (n.attrs.has(kOpaqueOutTypes) && i < n.attrs.ints(kOpaqueOutTypes).size())
+          et = static_cast<int32_t>(n.attrs.ints(kOpaqueOutTypes)[i]);
+        if (et == 0) continue;
+        set_type(*c_->gp.add_value_info(), outs[i], et, n.outputs[i].shape);
+      }
+    }
+  }
+  for (const auto& [name, ref] : aliases_)
+    c_->node("Identity", {c_->name(ref)}, {name}, name + "_identity");
+}
+
+void Exporter::write_interface() {
+  for (NodeId id : g_.inputs()) {
+    const Node& n = g_.node(id);
+    const OnnxValue* v = info_ ? find_value(info_->inputs, n.name) : nullptr;
+    int32_t et = v ? v->elem_type : onnx_from_dtype(n.outputs[0].dtype);
+    set_type(*c_->gp.add_input(), n.name, et, n.outputs[0].shape);
+  }
+  for (const auto& o : g_.outputs()) {
+    const TensorType& t = g_.type(o.ref);
+    const OnnxValue* v = info_ ? find_value(info_->outputs, o.name) : nullptr;
+    int32_t et = v ? v->elem_type : onnx_from_dtype(t.dtype);
+    if (v && v->shape != t.shape)
+      throw Error(fmt::format("export: output '{}' is {} but the original model's is {}", o.name,
+                              shape_str(t.shape), shape_str(v->shape)));
+    set_type(*c_->gp.add_output(), o.name, et, t.shape);
+  }
+}
+
+void Exporter::write_header(const std::set<std::string>& domains) {
+  int64_t source_ir = info_ ? info_->ir_version : 8;
+  m_.set_ir_version(ir_version_for(c_->opset, source_ir));
+  m_.set_producer_name(opts_.producer);
+  m_.set_producer_version("0.1");
+  std::map<std::string, int64_t> opsets{{"", c_->opset}};
+  if (info_) {
+    for (const auto& [d, v] : info_->opsets)
+      if (!d.empty()) opsets[d] = v;
+    m_.set_domain(info_->model_domain);
+    m_.set_model_version(info_->model_version);
+    for (const auto& [k, v] : info_->metadata_props) {
+      auto* p = m_.add_metadata_props();
+      p->set_key(k);
+      p->set_value(v);
+    }
+    for (const auto& f : info_->functions)
+      if (!m_.add_functions()->ParseFromString(f))
+        throw Error("export: a model-local function of the source model is corrupt");
+    if (!info_->producer_name.empty()) {
+      auto* p = m_.add_metadata_props();
+      p->set_key("graphsub.source_producer");
+      p->set_value(info_->producer_name + " " + info_->producer_version);
+    }
+  }
+  for (const auto& d : domains) opsets.emplace(d, 1);  // custom domains new to this model
+  for (const auto& [d, v] : opsets) {
+    auto* o = m_.add_opset_import();
+    o->set_domain(d);
+    o->set_version(v);
+  }
+}
+
+onnx::ModelProto Exporter::run() {
+  fold_constants(g_);
+  g_.remove_dead();
+  g_.compact();
+  int64_t opset = opts_.opset ? opts_.opset : info_ && info_->opset() ? info_->opset() : 17;
+  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
+    throw Error(fmt::format("export: opset {} is not supported ({} to {})", opset, kMinOnnxOpset,
+                            kMaxOnnxOpset));
+  onnx::GraphProto& gp = *m_.mutable_graph();
+  gp.set_name(info_ && !info_->graph_name.empty() ? info_->graph_name : "graphsub");
+  c_ = std::make_unique<ExportContext>(g_, gp, opset);
+  name_sources();
+  name_outputs();
+  write_nodes();
+  write_interface();
+  write_header(c_->domains);
+  try {
+    onnx::checker::check_model(m_);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("export: the written model fails onnx::checker: {}", e.what()));
+  }
+  return std::move(m_);
+}
+
+}  // namespace
+
+std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
+                              const ExportOptions& opts) {
+  onnx::ModelProto m = Exporter(g, info, opts).run();
+  std::string bytes;
+  if (!m.SerializeToString(&bytes))
+    throw Error("export: the model cannot be serialized (over protobuf's 2 GiB limit?)");
+  return bytes;
+}
+
+void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
+                      const ExportOptions& opts) {
+  onnx::ModelProto m = Exporter(g, info, opts).run();
+  int64_t weight_bytes = 0;
+  for (const auto& t : m.graph().initializer()) weight_bytes += tensor_byte_size(t);
+  write_model(m, path, opts.external_data || weight_bytes > opts.external_threshold_bytes);
+}
+
+}  // namespace graphsub

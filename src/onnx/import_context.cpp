@@ -1,0 +1,170 @@
+#include "onnx/import_context.h"
+
+#include <fmt/format.h>
+
+#include "ir/error.h"
+#include "onnx/tensor_proto.h"
+
+namespace graphsub {
+
+using onnx::AttributeProto;
+
+// ---- NodeAttrs ----
+
+const AttributeProto* NodeAttrs::find(const std::string& name) const {
+  for (const auto& a : n_.attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+const AttributeProto& NodeAttrs::typed(const std::string& name, int type) const {
+  const AttributeProto* a = find(name);
+  if (a->type() != type)
+    throw Error(fmt::format(
+        "{}: attribute '{}' must be {}, got {}", label_, name,
+        AttributeProto::AttributeType_Name(static_cast<AttributeProto::AttributeType>(type)),
+        AttributeProto::AttributeType_IsValid(a->type())
+            ? AttributeProto::AttributeType_Name(a->type())
+            : fmt::format("type#{}", static_cast<int>(a->type()))));
+  return *a;
+}
+
+int64_t NodeAttrs::i(const std::string& name, int64_t def) const {
+  return has(name) ? typed(name, AttributeProto::INT).i() : def;
+}
+
+float NodeAttrs::f(const std::string& name, float def) const {
+  return has(name) ? typed(name, AttributeProto::FLOAT).f() : def;
+}
+
+std::string NodeAttrs::s(const std::string& name, const std::string& def) const {
+  return has(name) ? typed(name, AttributeProto::STRING).s() : def;
+}
+
+std::vector<int64_t> NodeAttrs::ints(const std::string& name, std::vector<int64_t> def) const {
+  if (!has(name)) return def;
+  const auto& a = typed(name, AttributeProto::INTS);
+  return {a.ints().begin(), a.ints().end()};
+}
+
+const onnx::TensorProto* NodeAttrs::tensor(const std::string& name) const {
+  return has(name) ? &typed(name, AttributeProto::TENSOR).t() : nullptr;
+}
+
+// ---- ImportContext ----
+
+std::string ImportContext::label(const onnx::NodeProto& n) {
+  std::string dom = n.domain().empty() || n.domain() == "ai.onnx" ? "" : n.domain() + ":";
+  return fmt::format("node '{}' ({}{})", n.name(), dom, n.op_type());
+}
+
+TensorRef ImportContext::input(const onnx::NodeProto& n, int i) {
+  if (!has_input(n, i)) throw Error(fmt::format("{}: required input {} is missing", label(n), i));
+  auto it = tensors.find(n.input(i));
+  if (it == tensors.end())
+    throw Error(fmt::format("{}: input '{}' is not defined", label(n), n.input(i)));
+  return it->second;
+}
+
+TensorRef ImportContext::data(const onnx::NodeProto& n, int i) {
+  TensorRef r = input(n, i);
+  if (type(r).dtype != DType::F32) {
+    auto t = onnx_types.find(n.input(i));
+    int32_t et = t != onnx_types.end() ? t->second.elem_type : onnx_from_dtype(type(r).dtype);
+    throw Decline{fmt::format("input '{}' is {}; graphsub's operators compute on FLOAT only",
+                              n.input(i), onnx_type_name(et))};
+  }
+  return r;
+}
+
+std::optional<std::vector<int64_t>> ImportContext::const_ints(const onnx::NodeProto& n,
+                                                              int i) const {
+  if (!has_input(n, i)) return std::nullopt;
+  auto t = tensors.find(n.input(i));
+  if (t == tensors.end()) return std::nullopt;
+  auto it = int_values.find(t->second.node);
+  if (it == int_values.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::vector<float>* ImportContext::const_floats(TensorRef r) const {
+  const Node& node = g.node(r.node);
+  return node.is_weight() && node.data ? node.data.get() : nullptr;
+}
+
+std::optional<Shape> ImportContext::inferred_shape(const onnx::NodeProto& n, int i) const {
+  if (i >= n.output_size()) return std::nullopt;
+  auto it = onnx_types.find(n.output(i));
+  if (it == onnx_types.end()) return std::nullopt;
+  return it->second.shape;
+}
+
+TensorRef ImportContext::op(const onnx::NodeProto& n, std::string_view op,
+                            std::vector<TensorRef> in, Attrs attrs) {
+  try {
+    return {g.add(op, std::move(in), std::move(attrs), node_name), 0};
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", label(n), e.what()));
+  }
+}
+
+std::vector<TensorRef> ImportContext::op_multi(const onnx::NodeProto& n, std::string_view op,
+                                               std::vector<TensorRef> in, Attrs attrs) {
+  NodeId id;
+  try {
+    id = g.add(op, std::move(in), std::move(attrs), node_name);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", label(n), e.what()));
+  }
+  std::vector<TensorRef> outs;
+  for (uint32_t k = 0; k < g.node(id).outputs.size(); ++k) outs.push_back({id, k});
+  return outs;
+}
+
+std::string ImportContext::unique_name(const std::string& base) {
+  std::string name = base;
+  for (int k = 1; used_names.count(name); ++k) name = fmt::format("{}_{}", base, k);
+  used_names.insert(name);
+  return name;
+}
+
+TensorRef ImportContext::float_weight(const std::string& base, Shape shape,
+                                      std::vector<float> values) {
+  TensorType t;
+  t.shape = std::move(shape);
+  auto data = std::make_shared<const std::vector<float>>(std::move(values));
+  return {g.add_weight(unique_name(base), std::move(t), std::move(data)), 0};
+}
+
+TensorRef ImportContext::int_weight(const std::string& base, Shape shape,
+                                    std::vector<int64_t> values) {
+  std::string name = unique_name(base);
+  info.raw_initializers[name] = make_int64_tensor(name, shape, values).SerializeAsString();
+  TensorType t;
+  t.dtype = DType::I64;
+  t.shape = std::move(shape);
+  NodeId id = g.add_weight(name, std::move(t));
+  int_values[id] = std::move(values);
+  return {id, 0};
+}
+
+int64_t onnx_axis(const onnx::NodeProto& n, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    throw Error(fmt::format("{}: axis {} is out of range for rank {}", ImportContext::label(n),
+                            axis, rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+Converter find_converter(const std::string& op_type) {
+  static const std::map<std::string, Converter> table = [] {
+    std::map<std::string, Converter> t;
+    add_math_converters(t);
+    add_nn_converters(t);
+    add_shape_converters(t);
+    return t;
+  }();
+  auto it = table.find(op_type);
+  return it == table.end() ? nullptr : it->second;
+}
+
+}  // namespace graphsub

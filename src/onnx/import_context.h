@@ -1,0 +1,108 @@
+#pragma once
+// State shared by the importer's driver and its per-operator converters (internal).
+#include <onnx/onnx_pb.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "onnx/onnx_model.h"
+
+namespace graphsub {
+
+// A converter throws Decline when a node is legal ONNX but outside what graphsub's IR
+// expresses exactly (e.g. a 3-d convolution); the driver then keeps it as an opaque node.
+struct Decline {
+  std::string reason;
+};
+
+// Element type and (when known) shape of an ONNX tensor, from the file and shape inference.
+struct OnnxTensorInfo {
+  int32_t elem_type = 0;
+  std::optional<Shape> shape;
+};
+
+// Typed access to a node's attributes; errors name the node and the attribute.
+class NodeAttrs {
+ public:
+  NodeAttrs(const onnx::NodeProto& n, std::string label) : n_(n), label_(std::move(label)) {}
+  bool has(const std::string& name) const { return find(name) != nullptr; }
+  int64_t i(const std::string& name, int64_t def) const;
+  float f(const std::string& name, float def) const;
+  std::string s(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> ints(const std::string& name, std::vector<int64_t> def) const;
+  const onnx::TensorProto* tensor(const std::string& name) const;
+
+ private:
+  const onnx::AttributeProto* find(const std::string& name) const;
+  const onnx::AttributeProto& typed(const std::string& name, int type) const;
+  const onnx::NodeProto& n_;
+  std::string label_;
+};
+
+class ImportContext {
+ public:
+  ImportContext(Graph& g, OnnxModelInfo& info, ImportSummary& summary, int64_t opset)
+      : g(g), info(info), summary(summary), opset(opset) {}
+
+  Graph& g;
+  OnnxModelInfo& info;
+  ImportSummary& summary;
+  int64_t opset;
+  std::map<std::string, TensorRef> tensors;           // ONNX tensor name -> IR tensor
+  std::map<std::string, OnnxTensorInfo> onnx_types;   // from the file and shape inference
+  std::map<NodeId, std::vector<int64_t>> int_values;  // values of integer weights
+  std::map<std::string, const onnx::TensorProto*> initializers;
+  std::set<std::string> used_names;  // every tensor and weight name, to keep new ones unique
+
+  // "node 'conv1' (Conv)"
+  static std::string label(const onnx::NodeProto& n);
+
+  bool has_input(const onnx::NodeProto& n, int i) const {
+    return i < n.input_size() && !n.input(i).empty();
+  }
+  // The IR tensor of input i (throws Error when absent). data() additionally requires a
+  // float tensor, declining the node otherwise (graphsub's semantics are float only).
+  TensorRef input(const onnx::NodeProto& n, int i);
+  TensorRef data(const onnx::NodeProto& n, int i);
+  const TensorType& type(TensorRef r) const { return g.type(r); }
+  const Shape& shape(TensorRef r) const { return g.type(r).shape; }
+
+  // Integer values of a constant input (initializer, Constant, folded Shape); nullopt when
+  // the input is computed at run time.
+  std::optional<std::vector<int64_t>> const_ints(const onnx::NodeProto& n, int i) const;
+  // Float data of a weight input with data; null otherwise.
+  const std::vector<float>* const_floats(TensorRef r) const;
+  // The ONNX-inferred shape of a node's output i, when known.
+  std::optional<Shape> inferred_shape(const onnx::NodeProto& n, int i) const;
+
+  // Adds an IR operator named after the node (errors carry the node's label).
+  TensorRef op(const onnx::NodeProto& n, std::string_view op, std::vector<TensorRef> in,
+               Attrs attrs = {});
+  std::vector<TensorRef> op_multi(const onnx::NodeProto& n, std::string_view op,
+                                  std::vector<TensorRef> in, Attrs attrs = {});
+  // New weights created during import (transposed or scaled copies, folded shapes).
+  TensorRef float_weight(const std::string& base, Shape shape, std::vector<float> values);
+  TensorRef int_weight(const std::string& base, Shape shape, std::vector<int64_t> values);
+  std::string unique_name(const std::string& base);
+
+  // Name given to the IR nodes of the ONNX node being converted.
+  std::string node_name;
+};
+
+using Converter = std::vector<TensorRef> (*)(ImportContext&, const onnx::NodeProto&);
+// Converters of the default ONNX domain by op_type (null when graphsub has no mapping).
+Converter find_converter(const std::string& op_type);
+
+// The families of converters, one file each.
+void add_math_converters(std::map<std::string, Converter>& table);   // elementwise, Gemm, MatMul
+void add_nn_converters(std::map<std::string, Converter>& table);     // Conv, pools, norms
+void add_shape_converters(std::map<std::string, Converter>& table);  // Concat, Reshape, Pad, ...
+
+// Normalises an axis attribute against a rank, throwing Error naming the node.
+int64_t onnx_axis(const onnx::NodeProto& n, int64_t axis, int64_t rank);
+
+}  // namespace graphsub

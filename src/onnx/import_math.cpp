@@ -1,0 +1,140 @@
+// Converters for element-wise arithmetic, activations, Gemm and MatMul.
+#include <fmt/format.h>
+
+#include "ir/error.h"
+#include "onnx/import_context.h"
+
+namespace graphsub {
+namespace {
+
+using onnx::NodeProto;
+
+// Equal shapes use the generator's operators (ewadd, ewmul), which the rules rewrite; a
+// product with a 0-d scalar is smul; anything else broadcasts.
+template <int Kind>  // 0 Add, 1 Sub, 2 Mul, 3 Div
+std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
+  TensorRef a = c.data(n, 0), b = c.data(n, 1);
+  static const char* bcast[] = {"add", "sub", "mul", "div"};
+  if (c.shape(a) == c.shape(b)) {
+    if (Kind == 0) return {c.op(n, "ewadd", {a, b})};
+    if (Kind == 2) return {c.op(n, "ewmul", {a, b})};
+  }
+  if (Kind == 2 && c.shape(b).empty() && !c.shape(a).empty()) return {c.op(n, "smul", {a, b})};
+  if (Kind == 2 && c.shape(a).empty() && !c.shape(b).empty()) return {c.op(n, "smul", {b, a})};
+  return {c.op(n, bcast[Kind], {a, b})};
+}
+
+template <const char* Op>
+std::vector<TensorRef> unary(ImportContext& c, const NodeProto& n) {
+  return {c.op(n, Op, {c.data(n, 0)})};
+}
+constexpr char kRelu[] = "relu", kSigmoid[] = "sigmoid", kTanh[] = "tanh", kErf[] = "erf",
+               kExp[] = "exp", kSqrt[] = "sqrt";
+
+std::vector<TensorRef> gelu(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  std::string approx = at.s("approximate", "none");
+  if (approx != "none")
+    throw Decline{fmt::format("Gelu approximate='{}' (graphsub's gelu is exact)", approx)};
+  return {c.op(n, "gelu", {c.data(n, 0)})};
+}
+
+// A 2-d transpose; weights with data are transposed now rather than at run time.
+TensorRef transpose2d(ImportContext& c, const NodeProto& n, TensorRef x) {
+  const Shape& s = c.shape(x);
+  if (s.size() != 2)
+    throw Error(fmt::format("{}: Gemm operands must be 2-d, got {}", ImportContext::label(n),
+                            shape_str(s)));
+  if (const auto* v = c.const_floats(x)) {
+    int64_t rows = s[0], cols = s[1];
+    std::vector<float> t(v->size());
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) t[j * rows + i] = (*v)[i * cols + j];
+    return c.float_weight(c.g.node(x.node).name + "_T", {cols, rows}, std::move(t));
+  }
+  return c.op(n, "transpose", {x}, {{"perm", std::vector<int64_t>{1, 0}}});
+}
+
+// x * s for a constant s; weights with data are scaled now.
+TensorRef scaled(ImportContext& c, const NodeProto& n, TensorRef x, float s, const char* what) {
+  if (s == 1.0f) return x;
+  if (const auto* v = c.const_floats(x)) {
+    std::vector<float> y(*v);
+    for (float& e : y) e *= s;
+    return c.float_weight(c.g.node(x.node).name + "_" + what, c.shape(x), std::move(y));
+  }
+  TensorRef k = c.float_weight(c.node_name + "_" + what, {}, {s});
+  return c.op(n, "smul", {x, k});
+}
+
+std::vector<TensorRef> gemm(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef a = c.data(n, 0), b = c.data(n, 1);
+  if (at.i("transA", 0)) a = transpose2d(c, n, a);
+  if (at.i("transB", 0)) b = transpose2d(c, n, b);
+  float alpha = at.f("alpha", 1.0f), beta = at.f("beta", 1.0f);
+  // alpha scales the product; folded into B when B is a weight.
+  if (c.const_floats(b))
+    b = scaled(c, n, b, alpha, "alpha");
+  else
+    a = scaled(c, n, a, alpha, "alpha");
+  if (c.shape(a).size() != 2 || c.shape(b).size() != 2)
+    throw Error(fmt::format("{}: Gemm operands must be 2-d, got {} and {}", ImportContext::label(n),
+                            shape_str(c.shape(a)), shape_str(c.shape(b))));
+  if (!c.has_input(n, 2) || beta == 0.0f) return {c.op(n, "matmul", {a, b})};
+  TensorRef bias = scaled(c, n, c.data(n, 2), beta, "beta");
+  int64_t cols = c.shape(b)[1];
+  const Shape& bs = c.shape(bias);
+  if (bs == Shape{cols}) return {c.op(n, "matmul", {a, b, bias})};
+  if (bs == Shape{1, cols}) {
+    if (const auto* v = c.const_floats(bias))
+      return {
+          c.op(n, "matmul", {a, b, c.float_weight(c.g.node(bias.node).name + "_row", {cols}, *v)})};
+  }
+  return {c.op(n, "add", {c.op(n, "matmul", {a, b}), bias})};
+}
+
+std::vector<TensorRef> matmul(ImportContext& c, const NodeProto& n) {
+  TensorRef a = c.data(n, 0), b = c.data(n, 1);
+  Shape sa = c.shape(a), sb = c.shape(b);
+  if (sa.empty() || sb.empty())
+    throw Error(fmt::format("{}: MatMul operands must not be scalars", ImportContext::label(n)));
+  bool vec_a = sa.size() == 1, vec_b = sb.size() == 1;
+  // Vectors become 1-row / 1-column matrices; the result is reshaped back afterwards.
+  if (vec_a) a = c.op(n, "reshape", {a}, {{"shape", std::vector<int64_t>{1, sa[0]}}});
+  if (vec_b) b = c.op(n, "reshape", {b}, {{"shape", std::vector<int64_t>{sb[0], 1}}});
+  sa = c.shape(a);
+  sb = c.shape(b);
+  bool same_batch = sa.size() == sb.size() && std::equal(sa.begin(), sa.end() - 2, sb.begin());
+  if (!(sb.size() == 2 || same_batch))
+    throw Decline{fmt::format("MatMul of {} and {} broadcasts batch dimensions", shape_str(sa),
+                              shape_str(sb))};
+  TensorRef y = c.op(n, "matmul", {a, b});
+  if (vec_a || vec_b) {
+    Shape out(c.shape(y).begin(), c.shape(y).end());
+    if (vec_b) out.erase(out.end() - 1);
+    if (vec_a) out.erase(out.end() - 1 - (vec_b ? 0 : 1));
+    y = c.op(n, "reshape", {y}, {{"shape", std::vector<int64_t>(out.begin(), out.end())}});
+  }
+  return {y};
+}
+
+}  // namespace
+
+void add_math_converters(std::map<std::string, Converter>& t) {
+  t["Add"] = binary<0>;
+  t["Sub"] = binary<1>;
+  t["Mul"] = binary<2>;
+  t["Div"] = binary<3>;
+  t["Relu"] = unary<kRelu>;
+  t["Sigmoid"] = unary<kSigmoid>;
+  t["Tanh"] = unary<kTanh>;
+  t["Erf"] = unary<kErf>;
+  t["Exp"] = unary<kExp>;
+  t["Sqrt"] = unary<kSqrt>;
+  t["Gelu"] = gelu;
+  t["Gemm"] = gemm;
+  t["MatMul"] = matmul;
+}
+
+}  // namespace graphsub

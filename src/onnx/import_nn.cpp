@@ -1,0 +1,206 @@
+// Converters for convolution, pooling and normalisation operators.
+#include <fmt/format.h>
+
+#include "ir/error.h"
+#include "onnx/import_context.h"
+
+namespace graphsub {
+namespace {
+
+using onnx::NodeProto;
+
+std::vector<int64_t> two(const NodeProto& n, const NodeAttrs& at, const char* name, int64_t def) {
+  auto v = at.ints(name, {def, def});
+  if (v.size() != 2)
+    throw Error(fmt::format("{}: attribute '{}' must have 2 values for a 2-d operator, got {}",
+                            ImportContext::label(n), name, shape_str(v)));
+  return v;
+}
+
+// Explicit pads [top,left,bottom,right] from `pads` or `auto_pad` (SAME_UPPER puts the odd
+// pixel at the end, SAME_LOWER at the beginning).
+std::vector<int64_t> window_pads(const NodeProto& n, const NodeAttrs& at, const Shape& x,
+                                 const std::vector<int64_t>& kernel,
+                                 const std::vector<int64_t>& stride,
+                                 const std::vector<int64_t>& dil) {
+  std::string auto_pad = at.s("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET") {
+    auto p = at.ints("pads", {0, 0, 0, 0});
+    if (p.size() != 4)
+      throw Error(fmt::format("{}: pads must have 4 values for a 2-d operator, got {}",
+                              ImportContext::label(n), shape_str(p)));
+    for (int64_t v : p)
+      if (v < 0)
+        throw Error(fmt::format("{}: negative pads {}", ImportContext::label(n), shape_str(p)));
+    return p;
+  }
+  if (auto_pad == "VALID") return {0, 0, 0, 0};
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER")
+    throw Error(fmt::format("{}: unknown auto_pad '{}'", ImportContext::label(n), auto_pad));
+  std::vector<int64_t> p(4);
+  for (int i = 0; i < 2; ++i) {
+    int64_t in = x[2 + i], out = (in + stride[i] - 1) / stride[i];
+    int64_t total = std::max<int64_t>(0, (out - 1) * stride[i] + (kernel[i] - 1) * dil[i] + 1 - in);
+    int64_t small = total / 2, big = total - small;
+    p[i] = auto_pad == "SAME_UPPER" ? small : big;
+    p[2 + i] = auto_pad == "SAME_UPPER" ? big : small;
+  }
+  return p;
+}
+
+TensorRef image(ImportContext& c, const NodeProto& n, int i) {
+  TensorRef x = c.data(n, i);
+  if (c.shape(x).size() != 4)
+    throw Decline{
+        fmt::format("input of rank {} (graphsub has 2-d windows on NCHW only)", c.shape(x).size())};
+  return x;
+}
+
+std::vector<TensorRef> conv(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef x = image(c, n, 0), w = c.data(n, 1);
+  const Shape &xs = c.shape(x), &ws = c.shape(w);
+  if (ws.size() != 4)
+    throw Error(fmt::format("{}: weight must be 4-d for a 2-d input, got {}",
+                            ImportContext::label(n), shape_str(ws)));
+  int64_t group = at.i("group", 1);
+  if (group < 1 || ws[1] * group != xs[1])
+    throw Error(fmt::format("{}: group {} with weight {} does not match input {} ({} channels)",
+                            ImportContext::label(n), group, shape_str(ws), shape_str(xs), xs[1]));
+  std::vector<int64_t> kernel{ws[2], ws[3]};
+  if (at.has("kernel_shape") && at.ints("kernel_shape", {}) != kernel)
+    throw Error(fmt::format("{}: kernel_shape {} differs from the weight's {}",
+                            ImportContext::label(n), shape_str(at.ints("kernel_shape", {})),
+                            shape_str(ws)));
+  auto stride = two(n, at, "strides", 1), dil = two(n, at, "dilations", 1);
+  Attrs a{{"stride", stride},
+          {"pads", window_pads(n, at, xs, kernel, stride, dil)},
+          {"dilations", dil}};
+  std::vector<TensorRef> in{x, w};
+  if (c.has_input(n, 2)) in.push_back(c.data(n, 2));
+  return {c.op(n, "conv", std::move(in), std::move(a))};
+}
+
+// Floor-mode output size of a window.
+int64_t floor_out(int64_t in, int64_t k, int64_t s, int64_t p0, int64_t p1) {
+  return (in + p0 + p1 - k) / s + 1;
+}
+
+template <bool Max>
+std::vector<TensorRef> pool(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef x = image(c, n, 0);
+  const Shape& xs = c.shape(x);
+  if (n.output_size() > 1 && !n.output(1).empty())
+    throw Decline{"MaxPool's Indices output is used"};
+  auto kernel = at.ints("kernel_shape", {});
+  if (kernel.size() != 2)
+    throw Error(fmt::format("{}: kernel_shape must have 2 values, got {}", ImportContext::label(n),
+                            shape_str(kernel)));
+  auto stride = two(n, at, "strides", 1);
+  if (two(n, at, "dilations", 1) != std::vector<int64_t>{1, 1}) throw Decline{"dilated pooling"};
+  auto pads = window_pads(n, at, xs, kernel, stride, {1, 1});
+  if (at.i("ceil_mode", 0)) {
+    // Ceil mode only adds windows at the end; extra end padding gives the same windows
+    // (max ignores padding, and so does an average that does not count it).
+    auto inferred = c.inferred_shape(n, 0);
+    for (int i = 0; i < 2; ++i) {
+      int64_t in = xs[2 + i], span = in + pads[i] + pads[2 + i] - kernel[i];
+      int64_t want = (span + stride[i] - 1) / stride[i] + 1;
+      if (inferred && inferred->size() == 4) want = (*inferred)[2 + i];
+      int64_t have = floor_out(in, kernel[i], stride[i], pads[i], pads[2 + i]);
+      if (want == have) continue;
+      if (!Max && at.i("count_include_pad", 0)) throw Decline{"ceil_mode with count_include_pad"};
+      int64_t extra = (want - 1) * stride[i] + kernel[i] - (in + pads[i] + pads[2 + i]);
+      if ((want - 1) * stride[i] - pads[i] >= in || pads[2 + i] + extra >= kernel[i])
+        throw Decline{"ceil_mode window lying in the padding"};
+      pads[2 + i] += extra;
+    }
+  }
+  Attrs a{{"kernel", kernel}, {"stride", stride}, {"pads", pads}};
+  if (!Max) a.set("count_include_pad", at.i("count_include_pad", 0));
+  if (Max && at.i("storage_order", 0) != 0 && n.output_size() > 1) throw Decline{"storage_order"};
+  return {c.op(n, Max ? "poolmax" : "poolavg", {x}, std::move(a))};
+}
+
+std::vector<TensorRef> global_avgpool(ImportContext& c, const NodeProto& n) {
+  return {c.op(n, "global_avgpool", {image(c, n, 0)})};
+}
+
+std::vector<TensorRef> global_maxpool(ImportContext& c, const NodeProto& n) {
+  TensorRef x = image(c, n, 0);
+  const Shape& xs = c.shape(x);
+  return {c.op(n, "poolmax", {x},
+               {{"kernel", std::vector<int64_t>{xs[2], xs[3]}},
+                {"stride", std::vector<int64_t>{1, 1}},
+                {"pads", std::vector<int64_t>{0, 0, 0, 0}}})};
+}
+
+bool output_used(const NodeProto& n, int i) {
+  return i < n.output_size() && !n.output(i).empty();
+}
+
+std::vector<TensorRef> batchnorm(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  if (at.i("training_mode", 0) != 0) throw Decline{"training_mode"};
+  for (int i = 1; i < 5; ++i)
+    if (output_used(n, i)) throw Decline{"running statistics outputs are used"};
+  std::vector<TensorRef> in;
+  for (int i = 0; i < 5; ++i) in.push_back(c.data(n, i));
+  return {c.op(n, "batchnorm", std::move(in),
+               {{"epsilon", static_cast<double>(at.f("epsilon", 1e-5f))}})};
+}
+
+std::vector<TensorRef> layernorm(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  if (output_used(n, 1) || output_used(n, 2)) throw Decline{"Mean/InvStdDev outputs are used"};
+  std::vector<TensorRef> in{c.data(n, 0), c.data(n, 1)};
+  if (c.has_input(n, 2)) in.push_back(c.data(n, 2));
+  int64_t axis = onnx_axis(n, at.i("axis", -1), static_cast<int64_t>(c.shape(in[0]).size()));
+  return {c.op(n, "layernorm", std::move(in),
+               {{"axis", axis}, {"epsilon", static_cast<double>(at.f("epsilon", 1e-5f))}})};
+}
+
+std::vector<TensorRef> softmax(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef x = c.data(n, 0);
+  const Shape xs = c.shape(x);
+  int64_t rank = static_cast<int64_t>(xs.size());
+  if (c.opset >= 13)
+    return {c.op(n, "softmax", {x}, {{"axis", onnx_axis(n, at.i("axis", -1), rank)}})};
+  // Before opset 13, Softmax normalises over all axes from `axis` on, as one flattened axis.
+  int64_t axis = onnx_axis(n, at.i("axis", 1), rank);
+  if (axis == rank - 1) return {c.op(n, "softmax", {x}, {{"axis", axis}})};
+  int64_t rows = numel(Shape(xs.begin(), xs.begin() + axis));
+  TensorRef flat =
+      c.op(n, "reshape", {x},
+           {{"shape", std::vector<int64_t>{rows, numel(xs) / std::max<int64_t>(rows, 1)}}});
+  TensorRef y = c.op(n, "softmax", {flat}, {{"axis", int64_t{1}}});
+  return {c.op(n, "reshape", {y}, {{"shape", std::vector<int64_t>(xs.begin(), xs.end())}})};
+}
+
+std::vector<TensorRef> reduce_mean(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef x = c.data(n, 0);
+  int64_t rank = static_cast<int64_t>(c.shape(x).size());
+  std::vector<int64_t> axes;
+  for (int64_t a : at.ints("axes", {})) axes.push_back(onnx_axis(n, a, rank));
+  std::sort(axes.begin(), axes.end());
+  return {c.op(n, "reduce_mean", {x}, {{"axes", axes}, {"keepdims", at.i("keepdims", 1)}})};
+}
+
+}  // namespace
+
+void add_nn_converters(std::map<std::string, Converter>& t) {
+  t["Conv"] = conv;
+  t["MaxPool"] = pool<true>;
+  t["AveragePool"] = pool<false>;
+  t["GlobalAveragePool"] = global_avgpool;
+  t["GlobalMaxPool"] = global_maxpool;
+  t["BatchNormalization"] = batchnorm;
+  t["LayerNormalization"] = layernorm;
+  t["Softmax"] = softmax;
+  t["ReduceMean"] = reduce_mean;
+}
+
+}  // namespace graphsub

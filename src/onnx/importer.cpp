@@ -1,0 +1,507 @@
+// The importer's driver: checks the model, orders its nodes, runs ONNX shape inference,
+// creates inputs and weights, converts each node (or keeps it opaque) and checks that the
+// shapes graphsub infers agree with ONNX's.
+#include <fmt/format.h>
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <filesystem>
+#include <queue>
+
+#include "ir/error.h"
+#include "onnx/import_context.h"
+#include "onnx/model_io.h"
+#include "onnx/opaque_attrs.h"
+#include "onnx/tensor_proto.h"
+
+namespace graphsub {
+namespace {
+
+using onnx::GraphProto;
+using onnx::ModelProto;
+using onnx::NodeProto;
+using onnx::TensorProto;
+
+bool default_domain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+int64_t check_opsets(const ModelProto& m, const std::string& label) {
+  int64_t version = -1;
+  for (const auto& o : m.opset_import())
+    if (default_domain(o.domain())) version = o.version();
+  if (version < 0)
+    throw Error(fmt::format("{}: the model imports no opset of the default ONNX domain", label));
+  if (version < kMinOnnxOpset || version > kMaxOnnxOpset)
+    throw Error(
+        fmt::format("{}: opset {} of the default ONNX domain is not supported (graphsub "
+                    "reads opsets {} to {}; convert the model with onnx.version_converter)",
+                    label, version, kMinOnnxOpset, kMaxOnnxOpset));
+  return version;
+}
+
+// Node order in which every node follows the producers of its inputs. Throws on tensors
+// produced twice, inputs nobody produces, and cycles.
+std::vector<int> topological_nodes(const GraphProto& gp, const std::set<std::string>& defined,
+                                   const std::string& label) {
+  int n = gp.node_size();
+  std::map<std::string, int> producer;
+  for (int i = 0; i < n; ++i)
+    for (const auto& out : gp.node(i).output()) {
+      if (out.empty()) continue;
+      if (defined.count(out))
+        throw Error(fmt::format("{}: {} writes '{}', which is already a graph input or initializer",
+                                label, ImportContext::label(gp.node(i)), out));
+      auto [it, fresh] = producer.emplace(out, i);
+      if (!fresh)
+        throw Error(fmt::format("{}: tensor '{}' is produced by two nodes, {} and {}", label, out,
+                                ImportContext::label(gp.node(it->second)),
+                                ImportContext::label(gp.node(i))));
+    }
+  std::vector<int> pending(static_cast<size_t>(n), 0);
+  std::vector<std::vector<int>> users(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    std::set<int> deps;
+    for (const auto& in : gp.node(i).input()) {
+      if (in.empty() || defined.count(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        throw Error(
+            fmt::format("{}: {} reads '{}', which is not a graph input, an initializer or "
+                        "the output of any node (missing initializer?)",
+                        label, ImportContext::label(gp.node(i)), in));
+      deps.insert(it->second);
+    }
+    pending[i] = static_cast<int>(deps.size());
+    for (int d : deps) users[d].push_back(i);
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;  // file order among ready
+  for (int i = 0; i < n; ++i)
+    if (pending[i] == 0) ready.push(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--pending[u] == 0) ready.push(u);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (pending[i] > 0)
+        throw Error(fmt::format("{}: the graph has a cycle through {}", label,
+                                ImportContext::label(gp.node(i))));
+  }
+  return order;
+}
+
+OnnxTensorInfo info_of(const onnx::TypeProto& t) {
+  OnnxTensorInfo r;
+  if (!t.has_tensor_type()) return r;
+  r.elem_type = t.tensor_type().elem_type();
+  if (!t.tensor_type().has_shape()) return r;
+  Shape s;
+  for (const auto& d : t.tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return r;
+    s.push_back(d.dim_value());
+  }
+  r.shape = std::move(s);
+  return r;
+}
+
+class Importer {
+ public:
+  Importer(ModelProto& m, std::string base_dir, const ImportOptions& opts, Reporter& rep,
+           std::string label)
+      : m_(m),
+        gp_(*m.mutable_graph()),
+        base_dir_(std::move(base_dir)),
+        opts_(opts),
+        rep_(rep),
+        label_(std::move(label)) {}
+
+  ImportedModel run();
+
+ private:
+  void read_info();
+  void collect_initializers();
+  void create_inputs();
+  void infer_onnx_shapes(const std::vector<int>& order);
+  void ensure_weight(const std::string& name);
+  void convert(const NodeProto& n, const std::string& node_name);
+  void keep_opaque(const NodeProto& n, const std::string& reason);
+  void bind_outputs(const NodeProto& n, const std::vector<TensorRef>& outs);
+  void add_outputs();
+  std::set<std::string> read_names() const;
+
+  ModelProto& m_;
+  GraphProto& gp_;
+  std::string base_dir_;
+  const ImportOptions& opts_;
+  Reporter& rep_;
+  std::string label_;
+  ImportedModel result_;
+  std::shared_ptr<OnnxModelInfo> info_ = std::make_shared<OnnxModelInfo>();
+  std::unique_ptr<ImportContext> ctx_;
+  std::map<std::string, Shape> input_shapes_;  // concrete shapes of graph inputs
+  std::set<std::string> consumed_;             // tensors read by some node or graph output
+};
+
+void Importer::read_info() {
+  OnnxModelInfo& info = *info_;
+  info.ir_version = m_.ir_version();
+  for (const auto& o : m_.opset_import())
+    info.opsets.emplace_back(default_domain(o.domain()) ? "" : o.domain(), o.version());
+  std::sort(info.opsets.begin(), info.opsets.end());
+  info.producer_name = m_.producer_name();
+  info.producer_version = m_.producer_version();
+  info.model_domain = m_.domain();
+  info.model_version = m_.model_version();
+  info.graph_name = gp_.name();
+  for (const auto& p : m_.metadata_props()) info.metadata_props.emplace_back(p.key(), p.value());
+  for (const auto& f : m_.functions()) info.functions.push_back(f.SerializeAsString());
+}
+
+void Importer::collect_initializers() {
+  for (auto& t : *gp_.mutable_initializer()) {
+    if (t.name().empty()) throw Error(fmt::format("{}: an initializer has no name", label_));
+    if (ctx_->initializers.count(t.name()))
+      throw Error(fmt::format("{}: two initializers are named '{}'", label_, t.name()));
+    if (!onnx_type_valid(t.data_type()))
+      throw Error(fmt::format("{}: initializer '{}' has an invalid element type {}", label_,
+                              t.name(), t.data_type()));
+    inline_external_data(t, base_dir_);
+    tensor_dims(t, fmt::format("{}: initializer '{}'", label_, t.name()));
+    ctx_->initializers[t.name()] = &t;
+    ctx_->used_names.insert(t.name());
+  }
+}
+
+void Importer::create_inputs() {
+  std::set<std::string> seen;
+  for (const auto& vi : gp_.input()) {
+    if (ctx_->initializers.count(vi.name())) continue;  // IR < 4 lists initializers as inputs
+    if (vi.name().empty()) throw Error(fmt::format("{}: a graph input has no name", label_));
+    if (!seen.insert(vi.name()).second)
+      throw Error(fmt::format("{}: two graph inputs are named '{}'", label_, vi.name()));
+    if (!vi.type().has_tensor_type())
+      throw Error(fmt::format("{}: graph input '{}' is not a tensor", label_, vi.name()));
+    const auto& tt = vi.type().tensor_type();
+    if (!onnx_type_valid(tt.elem_type()))
+      throw Error(fmt::format("{}: graph input '{}' has an invalid element type {}", label_,
+                              vi.name(), tt.elem_type()));
+    OnnxValue v{.name = vi.name(), .elem_type = tt.elem_type()};
+    auto over = opts_.input_shapes.find(vi.name());
+    if (!tt.has_shape() && over == opts_.input_shapes.end())
+      throw Error(fmt::format("{}: graph input '{}' has no shape; give one (--input-shape {}=...)",
+                              label_, vi.name(), vi.name()));
+    if (tt.has_shape()) {
+      for (const auto& d : tt.shape().dim()) {
+        bool fixed = d.has_dim_value() && d.dim_value() >= 0;
+        v.shape.push_back(fixed ? d.dim_value() : opts_.default_dim);
+        v.dim_params.push_back(fixed ? "" : (d.has_dim_param() ? d.dim_param() : "?"));
+      }
+    }
+    if (over != opts_.input_shapes.end()) {
+      if (tt.has_shape() && over->second.size() != v.shape.size())
+        throw Error(
+            fmt::format("{}: --input-shape for '{}' has rank {}, the model's input has "
+                        "rank {}",
+                        label_, vi.name(), over->second.size(), v.shape.size()));
+      for (size_t i = 0; i < v.shape.size(); ++i)
+        if (v.dim_params[i].empty() && v.shape[i] != over->second[i])
+          throw Error(fmt::format("{}: --input-shape {} for '{}' contradicts its fixed shape",
+                                  label_, shape_str(over->second), vi.name()));
+      v.dim_params.resize(over->second.size());
+      v.shape = over->second;
+    } else if (std::any_of(v.dim_params.begin(), v.dim_params.end(),
+                           [](const std::string& p) { return !p.empty(); })) {
+      result_.summary.notes.push_back(
+          fmt::format("input '{}': symbolic dimensions set to {} (shape {}); use --input-shape to "
+                      "choose",
+                      vi.name(), opts_.default_dim, shape_str(v.shape)));
+    }
+    for (int64_t d : v.shape)
+      if (d <= 0)
+        throw Error(
+            fmt::format("{}: graph input '{}' has shape {}; graphsub needs positive "
+                        "dimensions",
+                        label_, vi.name(), shape_str(v.shape)));
+    TensorType t;
+    t.dtype = dtype_from_onnx(v.elem_type);
+    t.shape = v.shape;
+    ctx_->tensors[vi.name()] = {ctx_->g.add_input(vi.name(), t), 0};
+    ctx_->used_names.insert(vi.name());
+    input_shapes_[vi.name()] = v.shape;
+    info_->inputs.push_back(std::move(v));
+  }
+}
+
+// ONNX shape inference on a copy holding the nodes in order, the concrete input shapes and
+// only the small initializers (large float ones become typed inputs: their values never
+// decide a shape).
+void Importer::infer_onnx_shapes(const std::vector<int>& order) {
+  ModelProto sm;
+  sm.set_ir_version(std::max<int64_t>(m_.ir_version(), 7));
+  *sm.mutable_opset_import() = m_.opset_import();
+  *sm.mutable_functions() = m_.functions();
+  GraphProto& g = *sm.mutable_graph();
+  for (const auto& vi : gp_.input()) {
+    if (ctx_->initializers.count(vi.name())) continue;
+    auto* in = g.add_input();
+    in->set_name(vi.name());
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(vi.type().tensor_type().elem_type());
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : input_shapes_.at(vi.name())) shape->add_dim()->set_dim_value(d);
+  }
+  for (const auto& [name, t] : ctx_->initializers) {
+    bool small = t->data_type() != TensorProto::FLOAT || tensor_byte_size(*t) <= 4096;
+    if (small) {
+      *g.add_initializer() = *t;
+      continue;
+    }
+    auto* in = g.add_input();
+    in->set_name(name);
+    auto* tt = in->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(t->data_type());
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : t->dims()) shape->add_dim()->set_dim_value(d);
+  }
+  for (int i : order) *g.add_node() = gp_.node(i);
+  *g.mutable_output() = gp_.output();
+  *g.mutable_value_info() = gp_.value_info();
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(sm, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("{}: ONNX shape inference failed (inconsistent shapes or types?): {}",
+                            label_, e.what()));
+  }
+  auto record = [&](const onnx::ValueInfoProto& vi) {
+    OnnxTensorInfo t = info_of(vi.type());
+    auto& slot = ctx_->onnx_types[vi.name()];
+    if (t.elem_type) slot.elem_type = t.elem_type;
+    if (t.shape) slot.shape = t.shape;
+  };
+  for (const auto& vi : g.input()) record(vi);
+  for (const auto& vi : g.value_info()) record(vi);
+  for (const auto& vi : g.output()) record(vi);
+  for (const auto& [name, t] : ctx_->initializers) {
+    auto& slot = ctx_->onnx_types[name];
+    slot.elem_type = t->data_type();
+    slot.shape = tensor_dims(*t, name);
+  }
+}
+
+void Importer::ensure_weight(const std::string& name) {
+  if (name.empty() || ctx_->tensors.count(name)) return;
+  auto it = ctx_->initializers.find(name);
+  if (it == ctx_->initializers.end()) return;  // reported by the caller
+  const TensorProto& t = *it->second;
+  std::string what = fmt::format("{}: initializer '{}'", label_, name);
+  TensorType type;
+  type.dtype = dtype_from_onnx(t.data_type());
+  type.shape = tensor_dims(t, what);
+  NodeId id;
+  if (t.data_type() == TensorProto::FLOAT) {
+    auto data = std::make_shared<const std::vector<float>>(tensor_floats(t, what));
+    id = ctx_->g.add_weight(name, std::move(type), std::move(data));
+  } else {
+    bool integer = t.data_type() == TensorProto::INT64 || t.data_type() == TensorProto::INT32;
+    std::vector<int64_t> values = integer ? tensor_ints(t, what) : std::vector<int64_t>{};
+    id = ctx_->g.add_weight(name, std::move(type));
+    if (integer) ctx_->int_values[id] = std::move(values);
+    info_->raw_initializers[name] = t.SerializeAsString();
+  }
+  ctx_->tensors[name] = {id, 0};
+}
+
+void Importer::keep_opaque(const NodeProto& n, const std::string& reason) {
+  std::vector<TensorRef> ins;
+  for (int i = 0; i < n.input_size(); ++i)
+    if (!n.input(i).empty()) ins.push_back(ctx_->input(n, i));
+  std::vector<TensorType> outs;
+  std::vector<int64_t> elem_types;  // exact ONNX types (the IR maps some to a same-size type)
+  for (int i = 0; i < n.output_size(); ++i) {
+    TensorType t;
+    elem_types.push_back(0);
+    const std::string& name = n.output(i);
+    auto it = ctx_->onnx_types.find(name);
+    bool known = !name.empty() && it != ctx_->onnx_types.end() && it->second.shape &&
+                 onnx_type_valid(it->second.elem_type);
+    if (known) {
+      t.dtype = dtype_from_onnx(it->second.elem_type);
+      t.shape = *it->second.shape;
+      elem_types.back() = it->second.elem_type;
+    } else if (!name.empty() && consumed_.count(name)) {
+      throw Error(
+          fmt::format("{}: cannot tell the shape of '{}', output {} of {}, which graphsub "
+                      "keeps as an opaque node ({}): ONNX shape inference gives none; add "
+                      "a value_info entry with its type and shape",
+                      label_, name, i, ImportContext::label(n), reason));
+    } else {
+      t.shape = {0};  // absent or unused output: a placeholder, read by nobody
+    }
+    outs.push_back(std::move(t));
+  }
+  Attrs attrs = encode_opaque_attrs(n);
+  attrs.set(kOpaqueOutTypes, elem_types);
+  NodeId id = ctx_->g.add_opaque(n.op_type(), std::move(ins), std::move(outs), std::move(attrs),
+                                 ctx_->node_name);
+  std::vector<TensorRef> refs;
+  for (uint32_t i = 0; i < static_cast<uint32_t>(n.output_size()); ++i) refs.push_back({id, i});
+  bind_outputs(n, refs);
+  result_.summary.opaque.push_back(
+      {ctx_->node_name, n.op_type(), default_domain(n.domain()) ? "" : n.domain(), reason});
+}
+
+void Importer::bind_outputs(const NodeProto& n, const std::vector<TensorRef>& outs) {
+  for (int i = 0; i < n.output_size(); ++i) {
+    const std::string& name = n.output(i);
+    if (name.empty()) continue;
+    if (static_cast<size_t>(i) >= outs.size())
+      throw Error(fmt::format("{}: {} has {} outputs, graphsub made {}", label_,
+                              ImportContext::label(n), n.output_size(), outs.size()));
+    TensorRef r = outs[static_cast<size_t>(i)];
+    const TensorType& t = ctx_->type(r);
+    auto it = ctx_->onnx_types.find(name);
+    if (it != ctx_->onnx_types.end()) {
+      const OnnxTensorInfo& o = it->second;
+      if (o.shape && *o.shape != t.shape)
+        throw Error(fmt::format(
+            "{}: inconsistent shapes: '{}' (output {} of {}) is {} by ONNX "
+            "shape inference but {} by graphsub",
+            label_, name, i, ImportContext::label(n), shape_str(*o.shape), shape_str(t.shape)));
+      if (onnx_type_valid(o.elem_type) && dtype_from_onnx(o.elem_type) != t.dtype)
+        throw Error(
+            fmt::format("{}: inconsistent types: '{}' (output {} of {}) is {} by ONNX "
+                        "shape inference but {} by graphsub",
+                        label_, name, i, ImportContext::label(n), onnx_type_name(o.elem_type),
+                        dtype_name(t.dtype)));
+    }
+    ctx_->tensors[name] = r;
+  }
+}
+
+void Importer::convert(const NodeProto& n, const std::string& node_name) {
+  ctx_->node_name = node_name;
+  std::string key = default_domain(n.domain()) ? n.op_type() : n.domain() + ":" + n.op_type();
+  ++result_.summary.onnx_op_counts[key];
+  for (const auto& in : n.input()) ensure_weight(in);
+  for (int i = 0; i < n.input_size(); ++i)
+    if (!n.input(i).empty() && !ctx_->tensors.count(n.input(i)))
+      throw Error(fmt::format("{}: {} reads '{}', which is not defined", label_,
+                              ImportContext::label(n), n.input(i)));
+  bool known_domain = default_domain(n.domain()) || n.domain() == "com.microsoft";
+  Converter conv = known_domain && (default_domain(n.domain()) || n.op_type() == "Gelu")
+                       ? find_converter(n.op_type())
+                       : nullptr;
+  if (!conv) {
+    keep_opaque(n, default_domain(n.domain()) ? "no graphsub semantics for this operator"
+                                              : fmt::format("operator of domain '{}'", n.domain()));
+    return;
+  }
+  try {
+    bind_outputs(n, conv(*ctx_, n));
+  } catch (const Decline& d) {
+    keep_opaque(n, d.reason);
+  }
+}
+
+void Importer::add_outputs() {
+  std::set<std::string> seen;
+  for (const auto& vi : gp_.output()) {
+    const std::string& name = vi.name();
+    if (name.empty()) throw Error(fmt::format("{}: a graph output has no name", label_));
+    if (!seen.insert(name).second)
+      throw Error(fmt::format("{}: two graph outputs are named '{}'", label_, name));
+    ensure_weight(name);
+    auto it = ctx_->tensors.find(name);
+    if (it == ctx_->tensors.end())
+      throw Error(fmt::format("{}: graph output '{}' is not produced by any node", label_, name));
+    const TensorType& t = ctx_->type(it->second);
+    OnnxValue v{.name = name, .elem_type = onnx_from_dtype(t.dtype), .shape = t.shape};
+    if (vi.type().has_tensor_type()) {
+      const auto& tt = vi.type().tensor_type();
+      if (onnx_type_valid(tt.elem_type())) v.elem_type = tt.elem_type();
+      if (tt.has_shape()) {
+        if (tt.shape().dim_size() != static_cast<int>(t.shape.size()))
+          throw Error(fmt::format("{}: graph output '{}' is declared with rank {} but is {}",
+                                  label_, name, tt.shape().dim_size(), shape_str(t.shape)));
+        for (const auto& d : tt.shape().dim())
+          v.dim_params.push_back(d.has_dim_value() ? "" : d.dim_param());
+      }
+    }
+    auto ot = ctx_->onnx_types.find(name);
+    if (ot != ctx_->onnx_types.end() && onnx_type_valid(ot->second.elem_type))
+      v.elem_type = ot->second.elem_type;
+    ctx_->g.add_output(name, it->second);
+    info_->outputs.push_back(std::move(v));
+  }
+  if (gp_.output_size() == 0) throw Error(fmt::format("{}: the graph has no outputs", label_));
+}
+
+ImportedModel Importer::run() {
+  int64_t opset = check_opsets(m_, label_);
+  read_info();
+  ctx_ = std::make_unique<ImportContext>(result_.graph, *info_, result_.summary, opset);
+  collect_initializers();
+  create_inputs();
+  std::set<std::string> defined;
+  for (const auto& [name, t] : ctx_->initializers) defined.insert(name);
+  for (const auto& [name, r] : ctx_->tensors) defined.insert(name);
+  for (const auto& o : gp_.output()) ctx_->used_names.insert(o.name());
+  auto order = topological_nodes(gp_, defined, label_);
+  for (const auto& node : gp_.node())
+    for (const auto& in : node.input()) consumed_.insert(in);
+  for (const auto& o : gp_.output()) consumed_.insert(o.name());
+  rep_.progress("import", 0, 0, "ONNX shape inference");
+  infer_onnx_shapes(order);
+
+  std::set<std::string> node_names;
+  size_t done = 0;
+  for (int i : order) {
+    const NodeProto& n = gp_.node(i);
+    std::string base = n.name().empty() ? fmt::format("{}_{}", n.op_type(), i) : n.name();
+    std::string name = base;
+    for (int k = 1; !node_names.insert(name).second; ++k) name = fmt::format("{}_{}", base, k);
+    convert(n, name);
+    rep_.progress("import", static_cast<double>(++done), static_cast<double>(order.size()),
+                  n.op_type());
+  }
+  add_outputs();
+  result_.graph.remove_dead();
+  try {
+    validate(result_.graph);
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", label_, e.what()));
+  }
+  result_.info = info_;
+  return std::move(result_);
+}
+
+}  // namespace
+
+int64_t OnnxModelInfo::opset() const {
+  for (const auto& [domain, version] : opsets)
+    if (domain.empty()) return version;
+  return 0;
+}
+
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
+                                const ImportOptions& opts, Reporter& rep,
+                                const std::string& label) {
+  ModelProto m = parse_model(bytes, label);
+  return Importer(m, base_dir, opts, rep, label).run();
+}
+
+ImportedModel import_onnx_file(const std::string& path, const ImportOptions& opts, Reporter& rep) {
+  std::string bytes = read_binary_file(path);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  return import_onnx_bytes(bytes, dir, opts, rep, path);
+}
+
+}  // namespace graphsub

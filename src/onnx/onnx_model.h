@@ -1,0 +1,102 @@
+#pragma once
+// ONNX import and export. The importer turns an ONNX file into a Graph (operators graphsub
+// knows become IR operators; any other operator becomes an opaque node with its shapes from
+// ONNX shape inference, so nothing is ever dropped); the exporter writes a Graph back as an
+// ONNX model that passes onnx::checker. This header exposes no protobuf types: what the
+// exporter needs from the original file travels in OnnxModelInfo as plain data.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/report.h"
+
+namespace graphsub {
+
+// Opsets of the default ONNX domain that the importer accepts.
+inline constexpr int64_t kMinOnnxOpset = 11;
+inline constexpr int64_t kMaxOnnxOpset = 17;
+
+// A graph input or output as declared in the file (names and element types are kept on
+// export; symbolic dimensions are specialised to the values the graph was imported with).
+struct OnnxValue {
+  std::string name;
+  int32_t elem_type = 1;                // onnx::TensorProto_DataType (1 = FLOAT)
+  Shape shape;                          // concrete shape in the imported graph
+  std::vector<std::string> dim_params;  // symbolic names of dims in the file ("" when fixed)
+};
+
+// What an exported model keeps from the file it came from.
+struct OnnxModelInfo {
+  int64_t ir_version = 8;
+  std::vector<std::pair<std::string, int64_t>> opsets;  // (domain, version), default domain ""
+  std::string producer_name, producer_version, graph_name, model_domain;
+  int64_t model_version = 0;
+  std::vector<std::pair<std::string, std::string>> metadata_props;
+  std::vector<OnnxValue> inputs, outputs;
+  // Weights graphsub cannot hold as float data (int64 shapes, fp16, ...): the serialized
+  // onnx::TensorProto by weight name, written back unchanged.
+  std::map<std::string, std::string> raw_initializers;
+  // Model-local functions (serialized onnx::FunctionProto), which opaque nodes may call.
+  std::vector<std::string> functions;
+  int64_t opset() const;  // version of the default domain
+};
+
+struct OpaqueNodeInfo {
+  std::string name, op_type, domain, reason;
+};
+
+struct ImportSummary {
+  std::map<std::string, int64_t> onnx_op_counts;  // ONNX op_type (domain-qualified if not default)
+  std::vector<OpaqueNodeInfo> opaque;             // kept as opaque nodes, in file order
+  int64_t removed = 0;                            // Identity / Dropout nodes removed
+  std::vector<std::string> notes;                 // e.g. symbolic dimensions fixed
+};
+
+struct ImportOptions {
+  // Concrete shapes for inputs with symbolic dimensions (by input name); other symbolic
+  // dimensions become `default_dim` (with a note in the summary).
+  std::map<std::string, Shape> input_shapes;
+  int64_t default_dim = 1;
+};
+
+struct ImportedModel {
+  Graph graph;
+  std::shared_ptr<const OnnxModelInfo> info;
+  ImportSummary summary;
+};
+
+// Reads an ONNX file (external data is read from files next to it). Throws Error naming the
+// file and the problem: unreadable or truncated file, unsupported opset, cycles, missing
+// initializers or inputs, inconsistent shapes.
+ImportedModel import_onnx_file(const std::string& path, const ImportOptions& opts = {},
+                               Reporter& rep = null_reporter());
+// Reads a model from serialized bytes; `base_dir` resolves external data ("" forbids it).
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
+                                const ImportOptions& opts = {}, Reporter& rep = null_reporter(),
+                                const std::string& label = "<memory>");
+
+struct ExportOptions {
+  // Weights are written to `<output>.data` next to the model when forced or when the total
+  // weight size would exceed protobuf's 2 GiB message limit.
+  bool external_data = false;
+  int64_t external_threshold_bytes = int64_t{1} << 30;  // auto-switch above this total
+  int64_t opset = 0;  // 0: the source model's opset, or 17 without a source
+  std::string producer = "graphsub";
+};
+
+// Writes `g` as an ONNX model: weight-only subgraphs pre-computed, explicit pads, the
+// original input/output names, element types and shapes (from `info` when given), opaque
+// nodes written back with their original op_type, domain and attributes. The model is run
+// through onnx::checker before it is written; a failure throws Error.
+void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
+                      const ExportOptions& opts = {});
+// The same model as serialized bytes (weights inline; for tests and in-memory use).
+std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
+                              const ExportOptions& opts = {});
+
+}  // namespace graphsub

@@ -1,0 +1,211 @@
+#include "onnx/tensor_proto.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "ir/error.h"
+
+namespace graphsub {
+
+using onnx::TensorProto;
+
+DType dtype_from_onnx(int32_t e) {
+  switch (e) {
+    case TensorProto::FLOAT:
+      return DType::F32;
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16:
+    case TensorProto::INT16:
+    case TensorProto::UINT16:
+      return DType::F16;
+    case TensorProto::INT32:
+      return DType::I32;
+    case TensorProto::UINT32:
+      return DType::U32;
+    case TensorProto::BOOL:
+    case TensorProto::UINT8:
+    case TensorProto::INT8:
+      return DType::Bool;
+    default:
+      return DType::I64;  // INT64, DOUBLE, UINT64 and others of 8 bytes or more
+  }
+}
+
+int32_t onnx_from_dtype(DType t) {
+  switch (t) {
+    case DType::F32:
+      return TensorProto::FLOAT;
+    case DType::F16:
+      return TensorProto::FLOAT16;
+    case DType::I64:
+      return TensorProto::INT64;
+    case DType::I32:
+      return TensorProto::INT32;
+    case DType::U32:
+      return TensorProto::UINT32;
+    case DType::Bool:
+      return TensorProto::BOOL;
+  }
+  return TensorProto::FLOAT;
+}
+
+bool onnx_type_valid(int32_t e) {
+  return e != TensorProto::UNDEFINED && TensorProto::DataType_IsValid(e);
+}
+
+std::string onnx_type_name(int32_t e) {
+  if (!TensorProto::DataType_IsValid(e)) return fmt::format("type#{}", e);
+  return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(e));
+}
+
+Shape tensor_dims(const TensorProto& t, const std::string& what) {
+  Shape s;
+  int64_t n = 1;
+  for (int64_t d : t.dims()) {
+    if (d < 0) throw Error(fmt::format("{}: negative dimension {} in its shape", what, d));
+    if (d > 0 && n > std::numeric_limits<int64_t>::max() / d)
+      throw Error(fmt::format("{}: shape is too large", what));
+    n *= d;
+    s.push_back(d);
+  }
+  return s;
+}
+
+static size_t element_count(const TensorProto& t, const std::string& what) {
+  return static_cast<size_t>(numel(tensor_dims(t, what)));
+}
+
+template <class T>
+static std::vector<T> from_raw(const TensorProto& t, size_t n, const std::string& what) {
+  const std::string& raw = t.raw_data();
+  if (raw.size() != n * sizeof(T))
+    throw Error(fmt::format("{}: raw data holds {} bytes, its shape {} needs {}", what, raw.size(),
+                            shape_str(tensor_dims(t, what)), n * sizeof(T)));
+  std::vector<T> v(n);
+  if (n) std::memcpy(v.data(), raw.data(), n * sizeof(T));  // ONNX raw data is little-endian
+  return v;
+}
+
+static void check_count(size_t got, size_t want, const TensorProto& t, const std::string& what) {
+  if (got != want)
+    throw Error(fmt::format("{}: holds {} values, its shape {} needs {}", what, got,
+                            shape_str(tensor_dims(t, what)), want));
+}
+
+std::vector<float> tensor_floats(const TensorProto& t, const std::string& what) {
+  if (t.data_type() != TensorProto::FLOAT)
+    throw Error(
+        fmt::format("{}: expected FLOAT data, got {}", what, onnx_type_name(t.data_type())));
+  if (t.data_location() == TensorProto::EXTERNAL)
+    throw Error(fmt::format("{}: external data was not loaded", what));
+  size_t n = element_count(t, what);
+  if (t.has_raw_data()) return from_raw<float>(t, n, what);
+  check_count(static_cast<size_t>(t.float_data_size()), n, t, what);
+  return {t.float_data().begin(), t.float_data().end()};
+}
+
+std::vector<int64_t> tensor_ints(const TensorProto& t, const std::string& what) {
+  if (t.data_location() == TensorProto::EXTERNAL)
+    throw Error(fmt::format("{}: external data was not loaded", what));
+  size_t n = element_count(t, what);
+  if (t.data_type() == TensorProto::INT64) {
+    if (t.has_raw_data()) return from_raw<int64_t>(t, n, what);
+    check_count(static_cast<size_t>(t.int64_data_size()), n, t, what);
+    return {t.int64_data().begin(), t.int64_data().end()};
+  }
+  if (t.data_type() == TensorProto::INT32) {
+    if (t.has_raw_data()) {
+      auto v = from_raw<int32_t>(t, n, what);
+      return {v.begin(), v.end()};
+    }
+    check_count(static_cast<size_t>(t.int32_data_size()), n, t, what);
+    return {t.int32_data().begin(), t.int32_data().end()};
+  }
+  throw Error(
+      fmt::format("{}: expected INT64 or INT32 data, got {}", what, onnx_type_name(t.data_type())));
+}
+
+TensorProto make_float_tensor(const std::string& name, const Shape& shape,
+                              std::span<const float> values) {
+  TensorProto t;
+  t.set_name(name);
+  t.set_data_type(TensorProto::FLOAT);
+  for (int64_t d : shape) t.add_dims(d);
+  t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
+  return t;
+}
+
+TensorProto make_int64_tensor(const std::string& name, const Shape& shape,
+                              std::span<const int64_t> values) {
+  TensorProto t;
+  t.set_name(name);
+  t.set_data_type(TensorProto::INT64);
+  for (int64_t d : shape) t.add_dims(d);
+  t.set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size_bytes()));
+  return t;
+}
+
+TensorProto make_float_scalar(const std::string& name, float v) {
+  return make_float_tensor(name, {}, std::span<const float>(&v, 1));
+}
+
+void inline_external_data(TensorProto& t, const std::string& base_dir) {
+  if (t.data_location() != TensorProto::EXTERNAL) return;
+  std::string what = fmt::format("initializer '{}'", t.name());
+  if (base_dir.empty())
+    throw Error(
+        fmt::format("{}: stored as external data, but the model was not read from a file", what));
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    try {
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value());
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value());
+    } catch (const std::exception&) {
+      throw Error(fmt::format("{}: external data entry '{}' has a bad value '{}'", what, kv.key(),
+                              kv.value()));
+    }
+  }
+  namespace fs = std::filesystem;
+  fs::path rel(location);
+  if (location.empty() || rel.is_absolute() ||
+      std::any_of(rel.begin(), rel.end(), [](const fs::path& p) { return p == ".."; }))
+    throw Error(
+        fmt::format("{}: external data location '{}' must be a relative path below the "
+                    "model's folder",
+                    what, location));
+  fs::path file = fs::path(base_dir) / rel;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot open external data file '{}'", what, file.string()));
+  in.seekg(0, std::ios::end);
+  int64_t size = static_cast<int64_t>(in.tellg());
+  if (length < 0) length = size - offset;
+  if (offset < 0 || length < 0 || offset + length > size)
+    throw Error(
+        fmt::format("{}: external data range offset {} length {} is outside '{}' ({} bytes)", what,
+                    offset, length, file.string(), size));
+  std::string buf(static_cast<size_t>(length), '\0');
+  in.seekg(offset);
+  in.read(buf.data(), length);
+  if (!in)
+    throw Error(fmt::format("{}: reading external data from '{}' failed", what, file.string()));
+  t.set_raw_data(std::move(buf));
+  t.clear_external_data();
+  t.set_data_location(TensorProto::DEFAULT);
+}
+
+int64_t tensor_byte_size(const TensorProto& t) {
+  if (t.has_raw_data()) return static_cast<int64_t>(t.raw_data().size());
+  return static_cast<int64_t>(t.ByteSizeLong());
+}
+
+}  // namespace graphsub

@@ -1,0 +1,303 @@
+// Operator semantics of the importer and exporter, judged by ONNX Runtime: each small model
+// is built in code, run in ONNX Runtime, imported and run with graphsub's reference
+// executor, then exported and run in ONNX Runtime again. All three must agree.
+#include <gtest/gtest.h>
+
+#include "exec/reference_executor.h"
+#include "onnx/onnx_model.h"
+#include "test_onnx_support.h"
+
+namespace graphsub {
+namespace {
+
+using testing::OnnxBuilder;
+using testing::ort_run;
+using testing::scratch_dir;
+
+void expect_close(const HostTensor<float>& got, const HostTensor<float>& want,
+                  const std::string& what) {
+  ASSERT_EQ(got.shape, want.shape) << what;
+  for (size_t i = 0; i < want.data.size(); ++i)
+    ASSERT_NEAR(got.data[i], want.data[i], 1e-5 + 1e-4 * std::fabs(want.data[i]))
+        << what << " element " << i;
+}
+
+// Runs the three-way comparison; returns the imported model for further checks.
+// Without `reference` (models with opaque nodes) only ONNX Runtime runs the two files.
+ImportedModel agree(OnnxBuilder& b, const std::string& name, bool reference = true) {
+  std::string dir = scratch_dir("ops");
+  std::string orig = b.save(dir + "/" + name + ".onnx");
+  ImportedModel m = import_onnx_file(orig);
+  std::vector<HostTensor<float>> ins;
+  TensorMap<float> feeds;
+  for (NodeId id : m.graph.inputs()) {
+    const Node& n = m.graph.node(id);
+    HostTensor<float> t{n.outputs[0].shape, random_values(n.outputs[0].numel(), 11 + id)};
+    feeds[n.name] = t;
+    ins.push_back(t);
+  }
+  auto want = ort_run(orig, ins);
+  if (reference) {
+    auto ours = run_reference(m.graph, feeds);
+    EXPECT_EQ(ours.size(), want.size());
+    for (size_t i = 0; i < std::min(ours.size(), want.size()); ++i)
+      expect_close(ours[i], want[i], name + " reference executor, output " + std::to_string(i));
+  }
+  std::string exported = dir + "/" + name + ".out.onnx";
+  export_onnx_file(m.graph, m.info.get(), exported);
+  auto again = ort_run(exported, ins);
+  EXPECT_EQ(again.size(), want.size());
+  for (size_t i = 0; i < std::min(again.size(), want.size()); ++i)
+    expect_close(again[i], want[i], name + " exported model, output " + std::to_string(i));
+  return m;
+}
+
+TEST(OnnxOps, ConvPoolGemmBlock) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 4, 13, 11});
+  b.init("w", {6, 2, 3, 3});
+  b.init("wb", {6});
+  auto& conv = b.node("Conv", {"x", "w", "wb"}, {"c"});
+  OnnxBuilder::attr(conv, "group", int64_t{2});
+  OnnxBuilder::attr(conv, "pads", std::vector<int64_t>{1, 0, 2, 1});
+  OnnxBuilder::attr(conv, "strides", std::vector<int64_t>{2, 1});
+  OnnxBuilder::attr(conv, "dilations", std::vector<int64_t>{1, 2});
+  b.node("Relu", {"c"}, {"r"});
+  auto& mp = b.node("MaxPool", {"r"}, {"p"});
+  OnnxBuilder::attr(mp, "kernel_shape", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(mp, "strides", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(mp, "ceil_mode", int64_t{1});
+  auto& ap = b.node("AveragePool", {"p"}, {"a"});
+  OnnxBuilder::attr(ap, "kernel_shape", std::vector<int64_t>{3, 3});
+  OnnxBuilder::attr(ap, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"a"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  b.init("fc", {5, 6});
+  b.init("fcb", {1, 5});
+  auto& gemm = b.node("Gemm", {"f", "fc", "fcb"}, {"y"});
+  OnnxBuilder::attr(gemm, "transB", int64_t{1});
+  OnnxBuilder::attr(gemm, "alpha", 0.5f);
+  OnnxBuilder::attr(gemm, "beta", 2.0f);
+  b.output("y", {1, 5});
+  ImportedModel m = agree(b, "conv_pool_gemm");
+  EXPECT_TRUE(m.summary.opaque.empty());
+}
+
+TEST(OnnxOps, AutoPadAndAveragePoolCountingPads) {
+  OnnxBuilder b(11);
+  b.input("x", {1, 2, 9, 10});
+  b.init("w", {3, 2, 4, 3});
+  auto& c1 = b.node("Conv", {"x", "w"}, {"c1"});
+  OnnxBuilder::attr(c1, "auto_pad", std::string("SAME_UPPER"));
+  OnnxBuilder::attr(c1, "strides", std::vector<int64_t>{2, 2});
+  auto& c2 = b.node("Conv", {"x", "w"}, {"c2"});
+  OnnxBuilder::attr(c2, "auto_pad", std::string("SAME_LOWER"));
+  auto& p = b.node("AveragePool", {"c2"}, {"p"});
+  OnnxBuilder::attr(p, "kernel_shape", std::vector<int64_t>{3, 3});
+  OnnxBuilder::attr(p, "auto_pad", std::string("SAME_UPPER"));
+  OnnxBuilder::attr(p, "count_include_pad", int64_t{1});
+  auto& v = b.node("MaxPool", {"c1"}, {"v"});
+  OnnxBuilder::attr(v, "kernel_shape", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(v, "auto_pad", std::string("VALID"));
+  b.output("p", {1, 3, 9, 10});
+  b.output("v", {1, 3, 4, 4});
+  agree(b, "auto_pad");
+}
+
+TEST(OnnxOps, BroadcastingArithmeticAndActivations) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.input("y", {2, 3, 4});
+  b.init("row", {4});
+  b.init("s", {});
+  b.node("Add", {"x", "row"}, {"a"});
+  b.node("Mul", {"a", "s"}, {"m"});
+  b.node("Sub", {"m", "y"}, {"d"});
+  b.node("Exp", {"d"}, {"e"});
+  b.node("Div", {"x", "e"}, {"q"});
+  b.node("Sqrt", {"e"}, {"r"});
+  b.node("Mul", {"q", "r"}, {"qr"});
+  b.node("Sigmoid", {"qr"}, {"s1"});
+  b.node("Tanh", {"s1"}, {"t1"});
+  b.node("Erf", {"t1"}, {"e1"});
+  b.node("Add", {"e1", "y"}, {"out"});
+  b.output("out", {2, 3, 4});
+  ImportedModel m = agree(b, "arith");
+  std::map<std::string, int> ops;
+  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
+    if (m.graph.alive(id)) ++ops[m.graph.node(id).op->name];
+  EXPECT_EQ(ops["ewadd"], 1);  // equal shapes use the generator's operators
+  EXPECT_EQ(ops["add"], 1);    // broadcasting
+  EXPECT_EQ(ops["smul"], 1);   // times a 0-d scalar
+}
+
+TEST(OnnxOps, ShapeOperatorsOpset13) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 6, 4});
+  b.init_ints("shape", {0, 3, -1});
+  b.node("Reshape", {"x", "shape"}, {"r"});  // [2,3,8]
+  auto& t = b.node("Transpose", {"r"}, {"t"});
+  OnnxBuilder::attr(t, "perm", std::vector<int64_t>{2, 0, 1});  // [8,2,3]
+  b.init_ints("sizes", {3, 5});
+  auto& sp = b.node("Split", {"t", "sizes"}, {"s0", "s1"});
+  OnnxBuilder::attr(sp, "axis", int64_t{0});
+  auto& cc = b.node("Concat", {"s1", "s0"}, {"c"});
+  OnnxBuilder::attr(cc, "axis", int64_t{-3});
+  b.init_ints("starts", {7, 0});
+  b.init_ints("ends", {-100, 2});
+  b.init_ints("axes", {0, 2});
+  b.init_ints("steps", {-2, 1});
+  b.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"sl"});  // [4,2,2]
+  b.init_ints("uaxes", {1, -1});
+  b.node("Unsqueeze", {"sl", "uaxes"}, {"u"});  // [4,1,2,2,1]
+  b.init_ints("saxes", {4});
+  b.node("Squeeze", {"u", "saxes"}, {"sq"});  // [4,1,2,2]
+  b.init_ints("pads", {0, 1, 0, 2, 1, 0, 1, 0});
+  b.init("pv", {});
+  b.node("Pad", {"sq", "pads", "pv"}, {"pd"});
+  auto& fl = b.node("Flatten", {"pd"}, {"out"});
+  OnnxBuilder::attr(fl, "axis", int64_t{2});
+  b.output_untyped("out");  // ONNX shape inference fills it in
+  agree(b, "shape13");
+}
+
+TEST(OnnxOps, ShapeOperatorsOpset11AttributesAndSoftmaxCoercion) {
+  OnnxBuilder b(11);
+  b.input("x", {2, 3, 4});
+  auto& sp = b.node("Split", {"x"}, {"a", "b2"});
+  OnnxBuilder::attr(sp, "axis", int64_t{2});
+  OnnxBuilder::attr(sp, "split", std::vector<int64_t>{1, 3});
+  auto& us = b.node("Unsqueeze", {"a"}, {"ua"});
+  OnnxBuilder::attr(us, "axes", std::vector<int64_t>{0});
+  auto& sq = b.node("Squeeze", {"ua"}, {"sa"});
+  OnnxBuilder::attr(sq, "axes", std::vector<int64_t>{0});
+  auto& sm = b.node("Softmax", {"b2"}, {"s"});  // opset 11: over axes 1.. flattened
+  OnnxBuilder::attr(sm, "axis", int64_t{1});
+  auto& sm0 = b.node("Softmax", {"sa"}, {"s0"});
+  OnnxBuilder::attr(sm0, "axis", int64_t{0});
+  b.output("s", {2, 3, 3});
+  b.output("s0", {2, 3, 1});
+  agree(b, "softmax11");
+}
+
+TEST(OnnxOps, SoftmaxOpset13OnOneAxis) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  auto& sm = b.node("Softmax", {"x"}, {"s"});
+  OnnxBuilder::attr(sm, "axis", int64_t{1});
+  b.output("s", {2, 3, 4});
+  agree(b, "softmax13");
+}
+
+TEST(OnnxOps, MatMulNormsAndReductions) {
+  OnnxBuilder b(17);
+  b.input("x", {2, 3, 4});
+  b.input("v", {4});
+  b.init("w", {4, 5});
+  b.init("wb", {2, 5, 3});
+  b.node("MatMul", {"x", "w"}, {"m"});    // [2,3,5]
+  b.node("MatMul", {"m", "wb"}, {"bm"});  // batched [2,3,3]
+  b.node("MatMul", {"v", "w"}, {"vw"});   // vector [5]
+  b.node("MatMul", {"x", "v"}, {"xv"});   // [2,3]
+  b.init("g", {3});
+  b.init("bb", {3});
+  auto& ln = b.node("LayerNormalization", {"bm", "g", "bb"}, {"ln"});
+  OnnxBuilder::attr(ln, "epsilon", 1e-3f);
+  auto& rm = b.node("ReduceMean", {"ln"}, {"rm"});
+  OnnxBuilder::attr(rm, "axes", std::vector<int64_t>{-1});
+  OnnxBuilder::attr(rm, "keepdims", int64_t{0});
+  b.input("img", {2, 3, 4, 4});
+  b.init("sc", {3});
+  b.init("bi", {3});
+  b.init("mu", {3});
+  b.init("var", {3}, 99, 0.5f, 2.0f);
+  b.node("Sqrt", {"var"}, {"var_pos"});  // a weight-only subgraph, computed at export
+  b.node("Mul", {"var_pos", "var_pos"}, {"var_sq"});
+  auto& bn = b.node("BatchNormalization", {"img", "sc", "bi", "mu", "var_sq"}, {"bn"});
+  OnnxBuilder::attr(bn, "epsilon", 1e-3f);
+  b.output("rm", {2, 3});
+  b.output("vw", {5});
+  b.output("xv", {2, 3});
+  b.output("bn", {2, 3, 4, 4});
+  agree(b, "matmul_norm");
+}
+
+TEST(OnnxOps, LayerNormalizationDecomposedBeforeOpset17) {
+  OnnxBuilder b(17);
+  b.input("x", {2, 3, 4});
+  b.init("g", {3, 4});
+  auto& ln = b.node("LayerNormalization", {"x", "g"}, {"y"});
+  OnnxBuilder::attr(ln, "axis", int64_t{1});
+  b.output("y", {2, 3, 4});
+  std::string dir = scratch_dir("ops");
+  ImportedModel m = import_onnx_file(b.save(dir + "/ln.onnx"));
+  ExportOptions opts;
+  opts.opset = 13;
+  std::string out = dir + "/ln13.onnx";
+  export_onnx_file(m.graph, m.info.get(), out, opts);
+  ImportedModel again = import_onnx_file(out);
+  auto x = random_feeds(m.graph, 5);
+  auto want = run_reference(m.graph, x);
+  expect_close(run_reference(again.graph, x)[0], want[0], "decomposed layernorm");
+  expect_close(ort_run(out, {x.at("x")})[0], want[0], "decomposed layernorm in ORT");
+}
+
+TEST(OnnxOps, IdentityDropoutConstantAndRuntimeShapesAreResolved) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.node("Identity", {"x"}, {"i"});
+  b.node("Dropout", {"i"}, {"d"});
+  auto& k = b.node("Constant", {}, {"k"});
+  auto* a = k.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(1);
+  a->mutable_t()->add_dims(4);
+  for (int i = 0; i < 4; ++i) a->mutable_t()->add_float_data(0.25f * static_cast<float>(i));
+  b.node("Add", {"d", "k"}, {"s"});
+  // Shape -> Gather -> Concat -> Reshape: computed at run time in ONNX, static here.
+  b.node("Shape", {"s"}, {"shp"});
+  b.init_ints("idx", {0});
+  b.node("Gather", {"shp", "idx"}, {"n"});
+  b.init_ints("rest", {-1});
+  auto& cc = b.node("Concat", {"n", "rest"}, {"target"});
+  OnnxBuilder::attr(cc, "axis", int64_t{0});
+  b.node("Reshape", {"s", "target"}, {"y"});
+  b.output("y", {2, 12});
+  ImportedModel m = agree(b, "identity_dropout");
+  EXPECT_EQ(m.summary.removed, 2);
+  EXPECT_TRUE(m.summary.opaque.empty() || m.summary.opaque[0].op_type == "Gather");
+  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
+    if (m.graph.alive(id)) {
+      EXPECT_NE(m.graph.node(id).op->name, "opaque") << m.graph.describe(id);
+    }
+}
+
+TEST(OnnxOps, NodesInAnyOrder) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 2, 5, 5});
+  b.init("w", {2, 2, 3, 3});
+  b.node("Relu", {"c"}, {"y"});  // reads what the next node produces
+  b.node("Conv", {"x", "w"}, {"c"});
+  b.output("y", {1, 2, 3, 3});
+  ImportedModel m = agree(b, "order");
+  EXPECT_EQ(m.graph.num_ops(), 2u);
+}
+
+TEST(OnnxOps, UnknownStandardOperatorStaysOpaqueAndRoundTrips) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 4, 4});
+  b.init("w", {3, 3, 1, 1});
+  b.node("Conv", {"x", "w"}, {"c"});
+  auto& lr = b.node("LeakyRelu", {"c"}, {"l"}, "leaky");
+  OnnxBuilder::attr(lr, "alpha", 0.2f);
+  b.node("Relu", {"l"}, {"y"});
+  b.output("y", {1, 3, 4, 4});
+  ImportedModel m = agree(b, "leaky", false);
+  ASSERT_EQ(m.summary.opaque.size(), 1u);
+  EXPECT_EQ(m.summary.opaque[0].op_type, "LeakyRelu");
+  EXPECT_EQ(m.summary.opaque[0].name, "leaky");
+}
+
+}  // namespace
+}  // namespace graphsub
