@@ -1,6 +1,9 @@
 # Later pipeline stages. Each stage lives in its own folder under src/ and is added here.
 find_package(dnnl CONFIG REQUIRED)
 graphsub_stage(graphsub_onednn DIRS exec_onednn DEPS graphsub_ref DNNL::dnnl)
+# The fast executor sets oneDNN's OpenMP thread count per executor (OnednnOptions::threads).
+find_package(OpenMP REQUIRED)
+target_link_libraries(graphsub_onednn PRIVATE OpenMP::OpenMP_CXX)
 
 graphsub_stage(graphsub_models DIRS models DEPS graphsub_ir)
 

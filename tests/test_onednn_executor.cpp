@@ -519,6 +519,8 @@ TEST(OnednnExecutor, ProfileTimesEveryRunTimeNode) {
   std::set<NodeId> timed;
   for (auto& t : times) {
     EXPECT_GE(t.seconds, 0.0);
+    EXPECT_GE(t.conversion_seconds, 0.0);
+    EXPECT_LE(t.conversion_seconds, t.seconds);
     EXPECT_TRUE(timed.insert(t.node).second) << "node " << t.node << " listed twice";
   }
   // Folded nodes cost nothing at run time; views only when they need a layout conversion.
@@ -595,6 +597,17 @@ TEST(OnednnExecutor, RejectsOpaqueOperators) {
   std::string msg = error_of([&] { OnednnExecutor ex(g); });
   EXPECT_NE(msg.find("opaque"), std::string::npos) << msg;
   EXPECT_NE(msg.find("NonMaxSuppression"), std::string::npos) << msg;
+}
+
+TEST(OnednnExecutor, ThreadCountIsAnOptionAndKeepsResults) {
+  Graph g = residual_block();
+  auto feeds = random_feeds(g, 8);
+  auto ref = run_reference(g, feeds);
+  OnednnExecutor one(g, {.threads = 1}), two(g, {.threads = 2});
+  expect_close(one.run(feeds), ref, "1 thread");
+  expect_close(two.run(feeds), ref, "2 threads");
+  std::string msg = error_of([&] { OnednnExecutor bad(g, {.threads = -1}); });
+  EXPECT_NE(msg.find("threads"), std::string::npos) << msg;
 }
 
 TEST(OnednnExecutor, ReportsTheInstructionSet) {

@@ -102,6 +102,7 @@ memory Lowering::convert(TensorRef r, const memory::desc& want, NodeId owner, bo
   s.owner = owner;
   s.prim = dnnl::reorder(src, dst);
   s.args = {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}};
+  s.conversion = true;
   add_step(std::move(s), constant);
   v.converted.push_back(dst);
   return dst;

@@ -21,6 +21,7 @@ struct Step {
   dnnl::primitive prim;                  // a oneDNN primitive, or
   std::unordered_map<int, memory> args;  //   its arguments
   std::function<void()> host;            // host code (reference kernels)
+  bool conversion = false;               // a layout conversion (reorder) of an operand
 };
 
 // The value of one tensor: the memory its producer wrote (any layout), whether it is known at

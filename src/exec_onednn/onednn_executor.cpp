@@ -1,6 +1,7 @@
 #include "exec_onednn/onednn_executor.h"
 
 #include <fmt/format.h>
+#include <omp.h>
 
 #include <chrono>
 #include <cstring>
@@ -27,6 +28,24 @@ struct RuntimeSource {
 struct OutputSlot {
   Shape shape;
   memory mem;
+};
+
+// Sets the OpenMP thread count of the calling thread (which oneDNN reads when it creates and
+// runs primitives) for one scope; 0 leaves it alone.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads) : prev_(omp_get_max_threads()), set_(threads > 0) {
+    if (set_) omp_set_num_threads(threads);
+  }
+  ~ThreadScope() {
+    if (set_) omp_set_num_threads(prev_);
+  }
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int prev_;
+  bool set_;
 };
 
 bool has_empty_tensor(const Graph& g, NodeId id) {
@@ -160,7 +179,9 @@ std::vector<HostTensor<float>> OnednnExecutor::Impl::collect() const {
 
 OnednnExecutor::OnednnExecutor(const Graph& g, OnednnOptions opts)
     : impl_(std::make_unique<Impl>()) {
+  if (opts.threads < 0) throw Error(fmt::format("threads must be >= 0, got {}", opts.threads));
   impl_->opts = opts;
+  ThreadScope threads(opts.threads);
   impl_->compile(g);
 }
 
@@ -169,6 +190,7 @@ OnednnExecutor::OnednnExecutor(OnednnExecutor&&) noexcept = default;
 OnednnExecutor& OnednnExecutor::operator=(OnednnExecutor&&) noexcept = default;
 
 std::vector<HostTensor<float>> OnednnExecutor::run(const TensorMap<float>& feeds) {
+  ThreadScope threads(impl_->opts.threads);
   impl_->load_feeds(feeds);
   for (auto& s : impl_->steps) {
     if (s.prim) {
@@ -185,6 +207,7 @@ std::vector<HostTensor<float>> OnednnExecutor::run(const TensorMap<float>& feeds
 std::vector<HostTensor<float>> OnednnExecutor::run(const TensorMap<float>& feeds,
                                                    std::vector<NodeTime>& times) {
   using clock = std::chrono::steady_clock;
+  ThreadScope threads(impl_->opts.threads);
   impl_->load_feeds(feeds);
   times.clear();
   std::vector<int64_t> slot(impl_->num_slots, -1);  // node -> index in times
@@ -199,9 +222,11 @@ std::vector<HostTensor<float>> OnednnExecutor::run(const TensorMap<float>& feeds
     double sec = std::chrono::duration<double>(clock::now() - t0).count();
     if (slot[s.owner] < 0) {
       slot[s.owner] = static_cast<int64_t>(times.size());
-      times.push_back({s.owner, 0});
+      times.push_back({s.owner, 0, 0});
     }
-    times[static_cast<size_t>(slot[s.owner])].seconds += sec;
+    NodeTime& t = times[static_cast<size_t>(slot[s.owner])];
+    t.seconds += sec;
+    if (s.conversion) t.conversion_seconds += sec;
   }
   return impl_->collect();
 }

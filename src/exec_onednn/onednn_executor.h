@@ -4,8 +4,8 @@
 // normalisations, reorders), memory for every tensor, and weights uploaded and reordered into
 // the layouts their consumers prefer. run() then only executes; repeated runs reuse
 // everything. Operators oneDNN does not cover run their reference kernel inside the same
-// executor, so every graph with semantics runs. oneDNN threads with OpenMP over the cores the
-// process may use (OMP_NUM_THREADS limits it).
+// executor, so every graph with semantics runs. oneDNN threads with OpenMP (see
+// OnednnOptions::threads).
 //
 // An executor is not safe to run from two threads at once (its buffers are shared by runs).
 #include <memory>
@@ -23,6 +23,10 @@ struct OnednnOptions {
   // Weights are run-time values: taken from the feeds when present, else from their data.
   // Off: weights with data are baked in at compile time, and a feed naming one is an error.
   bool feed_weights = false;
+  // OpenMP threads oneDNN may use for this executor (compiling and running); 0: the OpenMP
+  // default (OMP_NUM_THREADS, else every core the process may use). On a machine shared with
+  // other busy processes, 1 avoids threads waiting for each other at every primitive.
+  int threads = 0;
 };
 
 // How one node is executed: "convolution [src blocked 16c]", "reference kernel",
@@ -33,10 +37,13 @@ struct NodePlan {
   std::string how;
 };
 
-// Seconds spent on one node in one run (its layout conversions included).
+// Seconds spent on one node in one run. `seconds` includes the layout conversions the node
+// needs (its operands reordered into the layouts its primitive wants, and its output reordered
+// to row-major when it is a graph output); `conversion_seconds` is that part alone.
 struct NodeTime {
   NodeId node = 0;
   double seconds = 0;
+  double conversion_seconds = 0;
 };
 
 class OnednnExecutor {
