@@ -495,6 +495,95 @@ TEST(OnednnExecutor, ResidualBlockAgreesWithReference) {
     EXPECT_EQ(p.how.find("reference"), std::string::npos) << p.op << ": " << p.how;
 }
 
+// Operators fed by a convolution's output, which oneDNN keeps in a blocked layout: each one
+// either works in that layout or gets a reorder, and must agree with the reference.
+TEST(OnednnExecutor, OperatorsAgreeOnBlockedConvOutputs) {
+  using Build = std::function<TensorRef(GraphBuilder&, TensorRef)>;
+  const std::vector<std::pair<std::string, Build>> consumers = {
+      {"relu", [](GraphBuilder& b, TensorRef t) { return b.relu(t); }},
+      {"gelu", [](GraphBuilder& b, TensorRef t) { return b.op("gelu", {t}); }},
+      {"erf", [](GraphBuilder& b, TensorRef t) { return b.op("erf", {t}); }},
+      {"identity", [](GraphBuilder& b, TensorRef t) { return b.op("identity", {t}); }},
+      {"ewadd plain",
+       [](GraphBuilder& b, TensorRef t) { return b.ewadd(t, b.input("y", b.shape(t))); }},
+      {"ewmul plain first",
+       [](GraphBuilder& b, TensorRef t) { return b.ewmul(b.input("y", b.shape(t)), t); }},
+      {"smul",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.op("smul", {t, b.input("s", {})});
+       }},
+      {"add per-channel",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.add(t, b.weight("bias", {b.shape(t)[1], 1, 1}));
+       }},
+      {"sub broadcast first",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.op("sub", {b.input("y", {1, 1, 8}), t});
+       }},
+      {"poolmax", [](GraphBuilder& b,
+                     TensorRef t) { return b.poolmax(t, {.kernel = 3, .stride = 2, .pad = 1}); }},
+      {"poolavg", [](GraphBuilder& b, TensorRef t) { return b.poolavg(t, {.kernel = 2}); }},
+      {"global_avgpool", [](GraphBuilder& b, TensorRef t) { return b.op("global_avgpool", {t}); }},
+      {"batchnorm", [](GraphBuilder& b, TensorRef t) { return b.batchnorm(t, "bn"); }},
+      {"concat with plain",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.concat(1, {t, b.input("y", {1, 5, 8, 8}), t});
+       }},
+      {"split",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.op_multi("split", {t}, {{"axis", 1}, {"sizes", Ints{20, 12}}})[1];
+       }},
+      {"reshape",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.reshape(t, {32, -1});
+       }},
+      {"transpose",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.transpose(t, {0, 2, 3, 1});
+       }},
+      {"softmax", [](GraphBuilder& b, TensorRef t) { return b.softmax(t, 1); }},
+      {"layernorm",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.op("layernorm", {t, b.weight("g", {8, 8})}, {{"axis", 2}});
+       }},
+      {"reduce_mean",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.op("reduce_mean", {t}, {{"axes", Ints{2, 3}}, {"keepdims", 0}});
+       }},
+      {"conv",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.conv(t, b.weight("w2", {16, 8, 3, 3}), {.pad = 1});
+       }},  // grouped: 4 groups
+      {"pad",
+       [](GraphBuilder& b, TensorRef t) {
+         return b.op("pad", {t}, {{"pads", Ints{0, 0, 1, 1, 0, 0, 1, 1}}});
+       }},
+  };
+  for (auto& [what, build] : consumers) {
+    GraphBuilder b(true, 9);
+    auto x = b.input("x", {1, 16, 8, 8});
+    auto c = b.conv(x, b.weight("w", {32, 16, 3, 3}), {.pad = 1, .act = "relu"});
+    b.output("out", build(b, c));
+    Graph g = b.finish();
+    auto feeds = random_feeds(g, 2);
+    OnednnExecutor ex(g);
+    expect_close(ex.run(feeds), run_reference(g, feeds), what);
+  }
+}
+
+TEST(OnednnExecutor, EmptyTensorsRun) {
+  GraphBuilder b(true, 1);
+  auto x = b.input("x", {2, 0, 3});
+  b.output("y", b.concat(1, {b.relu(x), b.input("z", {2, 1, 3})}));
+  b.output("e", b.op("sigmoid", {x}));
+  Graph g = b.finish();
+  auto feeds = random_feeds(g, 1);
+  OnednnExecutor ex(g);
+  auto out = ex.run(feeds);
+  expect_close(out, run_reference(g, feeds), "empty tensors");
+  EXPECT_EQ(out[1].shape, (Shape{2, 0, 3}));
+}
+
 TEST(OnednnExecutor, RepeatedRunsReusePrimitivesAndSeeNewFeeds) {
   Graph g = residual_block();
   OnednnExecutor ex(g);
