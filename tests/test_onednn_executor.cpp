@@ -497,6 +497,23 @@ TEST(OnednnExecutor, ResidualBlockAgreesWithReference) {
 
 // Operators fed by a convolution's output, which oneDNN keeps in a blocked layout: each one
 // either works in that layout or gets a reorder, and must agree with the reference.
+// Scaled-down benchmark models: matmul chains with activations (NasRNN) and attention with
+// reshapes, transposes, batched matmuls, softmax and layernorm (BERT).
+TEST(OnednnExecutor, SmallBenchmarkModelsAgreeWithReference) {
+  std::vector<std::pair<std::string, Graph>> models;
+  models.emplace_back("nasrnn", nasrnn(true, 32, 2));
+  models.emplace_back("bert",
+                      bert(true, {.batch = 2, .seq = 8, .hidden = 32, .heads = 4, .layers = 2}));
+  for (auto& [name, g] : models) {
+    auto feeds = random_feeds(g, 6);
+    OnednnExecutor ex(g);
+    expect_close(ex.run(feeds), run_reference(g, feeds), name);
+    for (auto& p : ex.plan())
+      EXPECT_EQ(p.how.find("reference"), std::string::npos)
+          << name << ": " << p.op << ": " << p.how;
+  }
+}
+
 TEST(OnednnExecutor, OperatorsAgreeOnBlockedConvOutputs) {
   using Build = std::function<TensorRef(GraphBuilder&, TensorRef)>;
   const std::vector<std::pair<std::string, Build>> consumers = {
