@@ -12,7 +12,7 @@ set(GRAPHSUB_CLI_LIBS graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
 # ONNX import/export (the only stage that talks to protobuf).
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG REQUIRED)
-graphsub_stage(graphsub_onnx DIRS onnx DEPS graphsub_ref onnx onnx_proto)
+graphsub_stage(graphsub_onnx DIRS onnx DEPS graphsub_ref graphsub_onednn onnx onnx_proto)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_onnx)
 
 # The rule language: terms, axioms, rules, instantiation as IR, bounded numeric checking.

@@ -216,10 +216,14 @@ void Importer::create_inputs() {
       v.shape = over->second;
     } else if (std::any_of(v.dim_params.begin(), v.dim_params.end(),
                            [](const std::string& p) { return !p.empty(); })) {
+      std::vector<std::string> params;
+      for (const auto& p : v.dim_params)
+        if (!p.empty()) params.push_back(p);
       result_.summary.notes.push_back(
-          fmt::format("input '{}': symbolic dimensions set to {} (shape {}); use --input-shape to "
-                      "choose",
-                      vi.name(), opts_.default_dim, shape_str(v.shape)));
+          fmt::format("input '{}': symbolic dimension{} {} set to {} (shape {}); use "
+                      "--input-shape to choose",
+                      vi.name(), params.size() == 1 ? "" : "s", fmt::join(params, ", "),
+                      opts_.default_dim, shape_str(v.shape)));
     }
     for (int64_t d : v.shape)
       if (d <= 0)

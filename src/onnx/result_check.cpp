@@ -7,6 +7,7 @@
 #include <set>
 
 #include "exec/reference_executor.h"
+#include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -83,8 +84,15 @@ static void add_dataless_weights(const Graph& g, uint64_t seed, TensorMap<float>
   }
 }
 
+static std::vector<HostTensor<float>> run_graph(const Graph& g, const TensorMap<float>& feeds,
+                                                CheckExecutor ex) {
+  if (ex == CheckExecutor::Reference) return run_reference(g, feeds);
+  OnednnExecutor exec(g);
+  return exec.run(feeds);
+}
+
 ResultCheck check_results(const Graph& original, const Graph& optimized, int runs, uint64_t seed,
-                          double rtol, double atol) {
+                          double rtol, double atol, CheckExecutor executor) {
   if (runs < 1) throw Error("result check: the number of runs must be at least 1");
   auto opaque_names = [](const Graph& g) {
     std::set<std::string> s;
@@ -108,6 +116,7 @@ ResultCheck check_results(const Graph& original, const Graph& optimized, int run
                     a.outputs().size(), b.outputs().size()));
   ResultCheck rc;
   rc.runs = runs;
+  rc.executor = executor == CheckExecutor::Reference ? "reference" : "onednn";
   rc.rtol = rtol;
   rc.atol = atol;
   rc.opaque_cut = before.size();
@@ -124,12 +133,12 @@ ResultCheck check_results(const Graph& original, const Graph& optimized, int run
     uint64_t s = seed + static_cast<uint64_t>(run) * 7919;
     auto feeds = random_feeds(a, s);
     add_dataless_weights(a, s, feeds);
-    auto ra = run_reference(a, feeds);
+    auto ra = run_graph(a, feeds, executor);
     auto feeds_b = random_feeds(b, s);
     add_dataless_weights(b, s, feeds_b);
     for (const auto& [name, t] : feeds)
       if (feeds_b.count(name)) feeds_b[name] = t;
-    auto rb = run_reference(b, feeds_b);
+    auto rb = run_graph(b, feeds_b, executor);
     for (size_t i = 0; i < rc.tensors.size(); ++i) {
       TensorCheck& t = rc.tensors[i];
       const auto& ref = ra[i];

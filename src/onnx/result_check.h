@@ -30,6 +30,7 @@ struct TensorCheck {
 
 struct ResultCheck {
   int runs = 0;
+  std::string executor;  // "reference" or "onednn"
   double rtol = 0, atol = 0;
   size_t opaque_cut = 0;  // opaque nodes the graphs were cut at
   std::vector<TensorCheck> tensors;
@@ -43,8 +44,13 @@ struct ResultCheck {
 // absolute tolerance scales with the tensor's magnitude so that deep networks with large
 // activations are judged by their significant digits. Throws Error when the graphs' inputs,
 // outputs or opaque nodes do not correspond.
+// Which executor runs the two graphs: the reference kernels (the ground truth, slow on large
+// models) or the oneDNN executor (fast; operators it lacks run their reference kernel).
+enum class CheckExecutor { Reference, Onednn };
+
 ResultCheck check_results(const Graph& original, const Graph& optimized, int runs,
-                          uint64_t seed = 1, double rtol = 1e-4, double atol = 1e-5);
+                          uint64_t seed = 1, double rtol = 1e-4, double atol = 1e-5,
+                          CheckExecutor executor = CheckExecutor::Reference);
 
 // The graph with every opaque node cut out (see above); `boundary_names` receives the names
 // of the extra outputs. Exposed for tests.
