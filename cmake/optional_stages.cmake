@@ -20,6 +20,10 @@ graphsub_stage(graphsub_rules DIRS rules DEPS graphsub_ref)
 target_compile_definitions(graphsub_rules PRIVATE GRAPHSUB_SOURCE_DIR_FOR_SPECS="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_rules)
 
+# The substitution generator: enumerates graphs, fingerprints them, proves candidates.
+graphsub_stage(graphsub_gen DIRS gen DEPS graphsub_rules)
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)
+
 # The optimizer: rule matching and rewriting, weight pre-computation, cost models, search.
 graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_onednn)
 target_compile_definitions(graphsub_opt PRIVATE GRAPHSUB_SOURCE_DIR_FOR_RULES="${CMAKE_SOURCE_DIR}")

@@ -1,0 +1,94 @@
+#include "gen/classify.h"
+
+#include <memory>
+
+#include "gen/parallel.h"
+
+namespace graphsub::gen {
+
+namespace {
+
+struct Local {
+  std::unique_ptr<GraphEvaluator> ev;
+  std::map<std::string, ClassAcc> classes;
+  uint64_t pairs = 0, passed = 0;
+};
+
+void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph& ea,
+                   const EvaluatedGraph& eb, double tolerance) {
+  ++l.pairs;
+  if (!float_retest(ea, eb, c, tolerance)) return;
+  ++l.passed;
+  Equality e = equality_of(s, c);
+  canonicalize(e);
+  auto [it, fresh] = l.classes.try_emplace(e.key);
+  if (fresh) it->second.eq = std::move(e);
+  ++it->second.pairs;
+}
+
+}  // namespace
+
+Classified classify_candidates(const Space& s, const EnumerationResult& en,
+                               const std::vector<Bucket>& buckets, int threads, double tolerance,
+                               Reporter& rep) {
+  threads = std::max(1, threads);
+  std::vector<size_t> shared;
+  for (size_t i = 0; i < buckets.size(); ++i)
+    if (buckets[i].size() >= 2) shared.push_back(i);
+  const size_t n_items = shared.size() + en.requests.size() + s.aliases.size();
+  std::vector<Local> locals(static_cast<size_t>(threads));
+  for (auto& l : locals) l.ev = std::make_unique<GraphEvaluator>(s);
+
+  parallel_for(
+      n_items, threads,
+      [&](size_t item, size_t t) {
+        Local& l = locals[t];
+        GraphEvaluator& ev = *l.ev;
+        if (item < shared.size()) {
+          const Bucket& b = buckets[shared[item]];
+          std::vector<EvaluatedGraph> evals;
+          std::vector<RuleSide> sides;
+          for (size_t i = b.begin; i < b.end; ++i) {
+            sides.push_back(side_of(s, en.records[i].g));
+            evals.push_back(evaluate_side(ev, s, sides.back(), true));
+          }
+          for (auto [i, j] : bucket_pairs(en.records, b)) {
+            Candidate c{sides[i - b.begin], sides[j - b.begin], {}, {}};
+            add_candidate(s, l, c, evals[i - b.begin], evals[j - b.begin], tolerance);
+          }
+          return;
+        }
+        item -= shared.size();
+        if (item < en.requests.size()) {
+          const SplitRequest& q = en.requests[item];
+          std::optional<RuleSide> partner = split_partner(ev, s, en.records, q);
+          if (!partner) return;
+          Candidate c{side_of(s, q.g), *partner, {}, {}};
+          add_candidate(s, l, c, evaluate_side(ev, s, c.a, true), evaluate_side(ev, s, c.b, true),
+                        tolerance);
+          return;
+        }
+        item -= en.requests.size();
+        Candidate c = alias_candidate(s, s.aliases[item]);
+        add_candidate(s, l, c, evaluate_side(ev, s, c.a, true), evaluate_side(ev, s, c.b, true),
+                      tolerance);
+      },
+      [&](size_t done) {
+        rep.progress("pair and re-test", static_cast<double>(done), static_cast<double>(n_items),
+                     "buckets");
+      });
+
+  Classified out;
+  for (auto& l : locals) {
+    out.pairs += l.pairs;
+    out.passed += l.passed;
+    for (auto& [k, acc] : l.classes) {
+      auto [it, fresh] = out.classes.try_emplace(k);
+      if (fresh) it->second.eq = std::move(acc.eq);
+      it->second.pairs += acc.pairs;
+    }
+  }
+  return out;
+}
+
+}  // namespace graphsub::gen

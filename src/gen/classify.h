@@ -1,0 +1,29 @@
+#pragma once
+// From buckets to rule classes: forms the candidate pairs of every bucket (plus disconnected
+// partners and aliases), re-tests each numerically, and gathers the passing ones into classes
+// equal up to renaming. Streams bucket by bucket, so memory holds classes, not pairs.
+#include <map>
+#include <string>
+
+#include "gen/candidates.h"
+#include "gen/equality.h"
+#include "ir/report.h"
+
+namespace graphsub::gen {
+
+struct ClassAcc {
+  Equality eq;         // canonical
+  uint64_t pairs = 0;  // candidates that fell into this class
+};
+
+struct Classified {
+  std::map<std::string, ClassAcc> classes;  // by canonical key
+  uint64_t pairs = 0;                       // candidate pairs formed
+  uint64_t passed = 0;                      // of which passed the re-test
+};
+
+Classified classify_candidates(const Space& s, const EnumerationResult& en,
+                               const std::vector<Bucket>& buckets, int threads, double tolerance,
+                               Reporter& rep);
+
+}  // namespace graphsub::gen

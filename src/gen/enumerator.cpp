@@ -1,0 +1,315 @@
+#include "gen/enumerator.h"
+
+#include <algorithm>
+
+#include "gen/partitions.h"
+
+namespace graphsub::gen {
+
+Enumerator::Enumerator(const Space& s, int min_emit_ops, const FingerprintSet* pieces,
+                       bool prefix_variables)
+    : s_(s),
+      ev_(s.variants),
+      p_(s.num_pool()),
+      prefix_variables_(prefix_variables),
+      min_emit_ops_(min_emit_ops),
+      pieces_(pieces) {
+  size_t n = p_ + 2 * kMaxOps;
+  slots_.resize(n);
+  readers_.assign(n, 0);
+  for (size_t i = 0; i < p_; ++i) {
+    Slot& sl = slots_[i];
+    sl.type = ev_.types().intern(s.pool_types[i]);
+    sl.weight_only = s.pool[i].role != Role::Data;
+    sl.pool = true;
+    sl.pool_weight = s.pool[i].role == Role::Weight;
+    sl.hash = value_hash(ev_.types().hash(sl.type), s.pool_u32[i].data(),
+                         static_cast<int64_t>(s.pool_u32[i].size()));
+    sl.data = s.pool_u32[i].data();
+    live_.push_back(static_cast<TensorId>(i));
+  }
+  uses_.assign(p_, 0);
+  class_pred_.assign(p_, -1);
+  for (size_t i = 0; i < p_; ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (s.pool[j].shape == s.pool[i].shape && s.pool[j].role == s.pool[i].role)
+        class_pred_[i] = static_cast<int>(j);
+  const size_t nv = s.variants.size();
+  const_ok_.assign(nv * kMaxArity * nv, 0);
+  for (size_t r = 0; r < nv; ++r)
+    for (int slot = 0; slot < kMaxArity; ++slot)
+      for (size_t c = 0; c < nv; ++c)
+        const_ok_[(r * kMaxArity + static_cast<size_t>(slot)) * nv + c] =
+            s.variants[c].may_be_read_by(s.variants[r], slot);
+}
+
+bool Enumerator::readable(TensorId t, uint16_t reader, int slot) const {
+  const Slot& sl = slots_[t];
+  if (sl.terminal) return false;
+  const size_t nv = s_.variants.size();
+  if (sl.constant >= 0 && !const_ok_[(reader * kMaxArity + static_cast<size_t>(slot)) * nv +
+                                     static_cast<size_t>(sl.constant)])
+    return false;
+  switch (s_.variants[reader].slots[static_cast<size_t>(slot)]) {
+    case SlotRule::Any:
+      return true;
+    case SlotRule::Data:
+      return !sl.weight_only;
+    case SlotRule::Weight:
+      return sl.weight_only;
+    case SlotRule::PoolWeight:
+      return sl.pool_weight;
+  }
+  return false;
+}
+
+template <class Visit>
+void Enumerator::for_each_application(Visit&& visit) {
+  // How many components the next operator must join so that the graph can still become
+  // connected: 0 (anything goes), 1 (it must read an operator output) or 2 (outputs of two
+  // different components, so it must be binary).
+  int need = num_comps_[depth_] - (s_.max_ops - depth_ - 1);
+  size_t first_op_tensor = p_;  // live_[p_..] are operator outputs
+  const size_t nv = s_.variants.size();
+  for (size_t v = 0; v < nv; ++v) {
+    const GenOp& op = s_.variants[v];
+    auto vid = static_cast<uint16_t>(v);
+    if (op.alias_of >= 0) continue;
+    if (op.arity == 0) {
+      if (need <= 0) visit(vid, kNoTensor, kNoTensor);
+    } else if (op.arity == 1) {
+      if (need > 1) continue;
+      for (size_t i = need > 0 ? first_op_tensor : 0; i < live_.size(); ++i)
+        if (readable(live_[i], vid, 0)) visit(vid, live_[i], kNoTensor);
+    } else {
+      for (size_t i = 0; i < live_.size(); ++i) {
+        TensorId a = live_[i];
+        if (!readable(a, vid, 0)) continue;
+        size_t j0 = op.commutative ? i + 1 : 0;
+        // With a pool tensor first, the second operand must be an operator output.
+        if (need > 0 && i < first_op_tensor) j0 = std::max(j0, first_op_tensor);
+        for (size_t j = j0; j < live_.size(); ++j) {
+          TensorId b = live_[j];
+          if (b == a || !readable(b, vid, 1)) continue;
+          visit(vid, a, b);
+        }
+      }
+    }
+  }
+}
+
+// Checks on the last operator that need no values: outputs not all computed from weights,
+// and (with prefix_variables) pool tensors used as a prefix of each class.
+bool Enumerator::leaf_admissible(const GenOp& op, const TensorId* ins) const {
+  bool reads[2 * kMaxOps + 64] = {};
+  for (int i = 0; i < op.arity; ++i) reads[ins[i]] = true;
+  bool out_weights = true;
+  for (int i = 0; i < op.arity; ++i) out_weights = out_weights && slots_[ins[i]].weight_only;
+  for (size_t i = p_; out_weights && i < live_.size(); ++i) {
+    TensorId t = live_[i];
+    if (!readers_[t] && !reads[t]) out_weights = slots_[t].weight_only;
+  }
+  if (out_weights) return false;
+  if (!prefix_variables_) return true;
+  for (size_t t = 0; t < p_; ++t) {
+    if (!uses_[t] && !reads[t]) continue;
+    int q = class_pred_[t];
+    if (q >= 0 && !uses_[static_cast<size_t>(q)] && !reads[q]) return false;
+  }
+  return true;
+}
+
+bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
+  const GenOp& op = s_.variants[v];
+  // Canonical order: every operator after the last one read must be smaller.
+  uint32_t key = uint32_t{v} << 16 | uint32_t{a} << 8 | b;
+  int last_dep = -1;
+  if (a != kNoTensor) last_dep = std::max(last_dep, static_cast<int>(slots_[a].producer));
+  if (b != kNoTensor) last_dep = std::max(last_dep, static_cast<int>(slots_[b].producer));
+  for (int k = last_dep + 1; k < depth_; ++k)
+    if (keys_[k] >= key) return false;
+
+  TensorId ins[kMaxArity] = {a, b};
+  // Components of the operator graph: the new operator joins those of the operators it reads.
+  // Each later operator can join at most two components into one, so a graph that cannot
+  // become connected within max_ops is dropped here, before its kernel runs.
+  auto comp = comp_[depth_];
+  int merged = 0;
+  int8_t joined[kMaxArity] = {-1, -1};
+  for (int i = 0; i < op.arity; ++i) {
+    int pr = slots_[ins[i]].producer;
+    if (pr < 0) continue;
+    int8_t c = comp[pr];
+    if (c == joined[0] || c == joined[1]) continue;
+    joined[merged++] = c;
+  }
+  int comps = num_comps_[depth_] + 1 - merged;
+  if (comps - 1 > s_.max_ops - (depth_ + 1)) return false;
+  bool leaf = depth_ + 1 == s_.max_ops;
+  if (leaf && !leaf_admissible(op, ins)) return false;
+
+  TypeId in_types[kMaxArity];
+  const uint32_t* in_data[kMaxArity];
+  for (int i = 0; i < op.arity; ++i) {
+    in_types[i] = slots_[ins[i]].type;
+    in_data[i] = slots_[ins[i]].data;
+  }
+  const Applied& ap =
+      ev_.apply(v, std::span<const TypeId>(in_types, static_cast<size_t>(op.arity)));
+  if (!ap.ok) return false;
+
+  auto& bufs = arena_[depth_];
+  uint32_t* out_ptrs[kMaxOutputs] = {nullptr, nullptr};
+  std::array<uint64_t, kMaxOutputs> hashes{};
+  // The last operator is only hashed: repeats come from the memo.
+  uint64_t ha = a == kNoTensor ? 0 : slots_[a].hash, hb = b == kNoTensor ? 0 : slots_[b].hash;
+  if (!leaf || !memo_.find(v, ha, hb, hashes)) {
+    for (int o = 0; o < ap.num_out; ++o) {
+      bufs[o].resize(static_cast<size_t>(ev_.types().numel(ap.out[o])));
+      out_ptrs[o] = bufs[o].data();
+    }
+    ev_.run<uint32_t>(v, ap,
+                      std::span<const uint32_t* const>(in_data, static_cast<size_t>(op.arity)),
+                      std::span<uint32_t* const>(out_ptrs, static_cast<size_t>(ap.num_out)));
+    ++stats_.kernel_runs;
+    for (int o = 0; o < ap.num_out; ++o)
+      hashes[o] =
+          value_hash(ev_.types().hash(ap.out[o]), out_ptrs[o], ev_.types().numel(ap.out[o]));
+    if (leaf) memo_.store(v, ha, hb, hashes);
+  }
+
+  // Values must be new: equal to an earlier operator's output is computing it twice; equal to
+  // a pool tensor makes the output terminal.
+  bool terminal[kMaxOutputs] = {false, false};
+  for (int o = 0; o < ap.num_out; ++o) {
+    for (TensorId t : live_) {
+      if (slots_[t].hash != hashes[o]) continue;
+      if (!slots_[t].pool) return false;
+      terminal[o] = true;
+    }
+    for (int q = 0; q < o; ++q)
+      if (hashes[q] == hashes[o]) return false;
+  }
+
+  bool weight_only = true;
+  for (int i = 0; i < op.arity; ++i) weight_only = weight_only && slots_[ins[i]].weight_only;
+  for (int o = 0; o < ap.num_out; ++o) {
+    TensorId t = op_output_id(p_, depth_, o);
+    Slot& sl = slots_[t];
+    sl.type = ap.out[o];
+    sl.weight_only = weight_only;
+    sl.pool = sl.pool_weight = false;
+    sl.terminal = terminal[o];
+    sl.producer = static_cast<int8_t>(depth_);
+    sl.constant = op.arity == 0 ? static_cast<int32_t>(v) : -1;
+    sl.hash = hashes[o];
+    sl.data = out_ptrs[o];
+    readers_[t] = 0;
+  }
+  for (int i = 0; i < op.arity; ++i) {
+    ++readers_[ins[i]];
+    if (ins[i] < p_) ++uses_[ins[i]];
+  }
+  for (int k = 0; k < depth_; ++k)
+    if (comp[k] == joined[0] || comp[k] == joined[1]) comp[k] = static_cast<int8_t>(depth_);
+  comp[depth_] = static_cast<int8_t>(depth_);
+  comp_[depth_ + 1] = comp;
+  num_comps_[depth_ + 1] = comps;
+
+  ops_[depth_] = GraphOp{v, {a, b}};
+  keys_[depth_] = key;
+  ++depth_;
+  for (int o = 0; o < ap.num_out; ++o) live_.push_back(op_output_id(p_, depth_ - 1, o));
+  ++stats_.states;
+  return true;
+}
+
+void Enumerator::pop() {
+  --depth_;
+  const GenOp& op = s_.variants[ops_[depth_].variant];
+  for (int i = 0; i < op.arity; ++i) {
+    TensorId t = ops_[depth_].in[static_cast<size_t>(i)];
+    --readers_[t];
+    if (t < p_) --uses_[t];
+  }
+  live_.resize(live_.size() - static_cast<size_t>(op.num_outputs));
+}
+
+void Enumerator::emit() {
+  if (num_comps_[depth_] != 1 || depth_ < min_emit_ops_) return;
+  uint64_t hashes[2 * kMaxOps];
+  size_t n = 0;
+  int terminals = 0;
+  bool weights_only = true;
+  for (size_t i = p_; i < live_.size(); ++i) {
+    TensorId t = live_[i];
+    if (readers_[t]) continue;
+    hashes[n++] = slots_[t].hash;
+    terminals += slots_[t].terminal;
+    weights_only = weights_only && slots_[t].weight_only;
+  }
+  if (terminals != 0 && terminals != static_cast<int>(n)) return;
+  // Computations on weights alone are done once before run time (weight pre-computation):
+  // rules among them never change a model's cost.
+  if (weights_only) return;
+  GraphRecord r;
+  r.fp = combine_output_hashes(std::span<const uint64_t>(hashes, n));
+  r.g.num_ops = static_cast<uint8_t>(depth_);
+  r.g.terminal = terminals != 0;
+  std::copy_n(ops_.begin(), depth_, r.g.ops.begin());
+  out_->push_back(r);
+  ++stats_.graphs;
+  if (pieces_ && n >= 2) {
+    for (const auto& part : output_partitions(n)) {
+      uint64_t block[2 * kMaxOps];
+      bool all_known = true;
+      for (uint8_t b = 0; all_known && b <= *std::max_element(part.begin(), part.end()); ++b) {
+        size_t m = 0;
+        for (size_t i = 0; i < n; ++i)
+          if (part[i] == b) block[m++] = hashes[i];
+        all_known =
+            pieces_->find(combine_output_hashes(std::span<const uint64_t>(block, m))) != nullptr;
+      }
+      if (!all_known) continue;
+      SplitRequest q;
+      q.g = r.g;
+      std::copy(part.begin(), part.end(), q.blocks.begin());
+      requests_->push_back(q);
+    }
+  }
+}
+
+void Enumerator::expand() {
+  for_each_application([&](uint16_t v, TensorId a, TensorId b) {
+    if (!push(v, a, b)) return;
+    emit();
+    if (depth_ < s_.max_ops) expand();
+    pop();
+  });
+}
+
+std::vector<RootTask> Enumerator::root_tasks() {
+  std::vector<RootTask> tasks;
+  num_comps_[0] = 0;
+  for_each_application([&](uint16_t v, TensorId a, TensorId b) {
+    if (!push(v, a, b)) return;
+    tasks.push_back(RootTask{v, {a, b}});
+    pop();
+  });
+  return tasks;
+}
+
+void Enumerator::run_task(const RootTask& task, std::vector<GraphRecord>& out,
+                          std::vector<SplitRequest>& requests) {
+  out_ = &out;
+  requests_ = &requests;
+  num_comps_[0] = 0;
+  if (!push(task.variant, task.in[0], task.in[1])) return;
+  emit();
+  if (depth_ < s_.max_ops) expand();
+  pop();
+  out_ = nullptr;
+  requests_ = nullptr;
+}
+
+}  // namespace graphsub::gen

@@ -1,0 +1,120 @@
+#pragma once
+// Depth-first enumeration of every acyclic graph of up to max_ops operators over the pool
+// (TASO's Algorithm 1), with incremental fingerprints: each new operator runs once, in exact
+// wrap-around arithmetic, on its inputs' cached values.
+//
+// Each graph (set of operators) is produced exactly once: operators are added in the graph's
+// canonical topological order, the one that always places the smallest available operator
+// (by variant id, then input tensor ids) first. Appending operator x keeps that order exactly
+// when every operator placed after the last one x reads is smaller than x.
+//
+// Pruned: graphs that compute one value twice (two tensors with equal values), operators that
+// read a tensor equal to a pool tensor (such a tensor may only be an output: transpose of
+// transpose of x), graphs whose operators fall into pieces that the remaining operators cannot
+// connect. Emitted: connected graphs (operators linked through the tensors they pass) whose
+// outputs are all computed values or all equal to pool tensors, and not all computed from
+// weights alone (those are pre-computed before run time, so no rule about them pays).
+#include <cstdint>
+#include <vector>
+
+#include "gen/compact_graph.h"
+#include "gen/evaluator.h"
+#include "gen/leaf_memo.h"
+
+namespace graphsub::gen {
+
+// A graph with several outputs each block of which some smaller graph computes: the pieces
+// of a disconnected partner (resolved once every graph is known).
+struct SplitRequest {
+  CompactGraph g;
+  std::array<uint8_t, 2 * kMaxOps> blocks{};  // block label of each output (graph_outputs order)
+};
+
+// Fingerprints of the graphs that may be pieces of a disconnected partner.
+using FingerprintSet = FlatMap64;
+
+// A first operator application: the unit of parallel work.
+struct RootTask {
+  uint16_t variant = 0;
+  std::array<TensorId, kMaxArity> in{kNoTensor, kNoTensor};
+};
+
+struct EnumStats {
+  uint64_t graphs = 0;       // emitted
+  uint64_t states = 0;       // operator applications that survived every check
+  uint64_t kernel_runs = 0;  // reference kernel invocations (the rest hit the leaf memo)
+  EnumStats& operator+=(const EnumStats& o) {
+    graphs += o.graphs;
+    states += o.states;
+    kernel_runs += o.kernel_runs;
+    return *this;
+  }
+};
+
+class Enumerator {
+ public:
+  // Emits graphs of at least `min_emit_ops` operators. With `pieces`, multi-output graphs
+  // whose outputs split into blocks that all have fingerprints in `pieces` are also reported
+  // as SplitRequests.
+  //
+  // With `prefix_variables`, graphs of max_ops operators use the pool tensors of each class
+  // (same shape and role) as a prefix: x1, or x1 and x2, never x2 alone. Any rule with such a
+  // graph on one side can be renamed so that this holds (its other side then uses a subset),
+  // so nothing is lost but renamed copies; smaller graphs are kept whole, as pieces.
+  Enumerator(const Space& s, int min_emit_ops = 1, const FingerprintSet* pieces = nullptr,
+             bool prefix_variables = false);
+
+  // Every valid first operator, in search order.
+  std::vector<RootTask> root_tasks();
+  // Appends every graph whose first operator is `task` to `out`.
+  void run_task(const RootTask& task, std::vector<GraphRecord>& out,
+                std::vector<SplitRequest>& requests);
+  const EnumStats& stats() const { return stats_; }
+
+ private:
+  struct Slot {
+    TypeId type = 0;
+    bool weight_only = false;  // computed only from weights, constants and scalars
+    bool pool = false;
+    bool pool_weight = false;
+    bool terminal = false;  // equal to a pool tensor
+    int8_t producer = -1;
+    int32_t constant = -1;  // the constant variant that produced it, or -1
+    uint64_t hash = 0;
+    const uint32_t* data = nullptr;
+  };
+
+  template <class Visit>
+  void for_each_application(Visit&& visit);
+  bool readable(TensorId t, uint16_t reader, int slot) const;
+  bool push(uint16_t v, TensorId a, TensorId b);
+  bool leaf_admissible(const GenOp& op, const TensorId* ins) const;
+  void pop();
+  void emit();
+  void expand();
+
+  const Space& s_;
+  Evaluator ev_;
+  LeafMemo memo_;
+  size_t p_;
+  std::vector<Slot> slots_;
+  std::vector<uint8_t> readers_;
+  std::vector<TensorId> live_;
+  std::vector<uint8_t> const_ok_;  // [reader variant][slot][constant variant]
+  std::vector<int> class_pred_;    // previous pool tensor of the same class, or -1
+  std::vector<uint8_t> uses_;      // reads of each pool tensor
+  bool prefix_variables_;
+  int depth_ = 0;
+  std::array<GraphOp, kMaxOps> ops_{};
+  std::array<uint32_t, kMaxOps> keys_{};
+  std::array<std::array<int8_t, kMaxOps>, kMaxOps + 1> comp_{};
+  std::array<int, kMaxOps + 1> num_comps_{};
+  std::array<std::array<std::vector<uint32_t>, kMaxOutputs>, kMaxOps> arena_;
+  int min_emit_ops_;
+  const FingerprintSet* pieces_;
+  std::vector<GraphRecord>* out_ = nullptr;
+  std::vector<SplitRequest>* requests_ = nullptr;
+  EnumStats stats_;
+};
+
+}  // namespace graphsub::gen

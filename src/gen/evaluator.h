@@ -1,0 +1,68 @@
+#pragma once
+// Applies generator operator variants to typed tensors with the operators' own reference
+// kernels. Types are interned to small ids and every (variant, input types) combination is
+// resolved once (attributes, output types, or "does not apply"), so that the enumerator's inner
+// loop only runs kernels. One Evaluator per thread: it is not thread-safe.
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "gen/flat_map.h"
+#include "gen/gen_op.h"
+#include "ir/tensor_type.h"
+
+namespace graphsub::gen {
+
+using TypeId = uint16_t;
+
+class TypeTable {
+ public:
+  TypeId intern(const TensorType& t);
+  const TensorType& type(TypeId id) const { return types_[id]; }
+  uint64_t hash(TypeId id) const { return hashes_[id]; }
+  int64_t numel(TypeId id) const { return numels_[id]; }
+  size_t size() const { return types_.size(); }
+
+ private:
+  std::deque<TensorType> types_;  // stable addresses
+  std::vector<uint64_t> hashes_;
+  std::vector<int64_t> numels_;
+  std::unordered_multimap<uint64_t, TypeId> by_hash_;
+};
+
+// The resolved application of one variant to inputs of given types.
+struct Applied {
+  bool ok = false;
+  int num_out = 0;
+  TypeId out[kMaxOutputs] = {0, 0};
+  Attrs attrs;
+  std::vector<TensorType> in_types, out_types;
+};
+
+class Evaluator {
+ public:
+  explicit Evaluator(const std::vector<GenOp>& variants) : variants_(variants) {}
+
+  TypeTable& types() { return types_; }
+  const std::vector<GenOp>& variants() const { return variants_; }
+
+  // Resolves variant `v` on inputs of types `in` (size = arity). Never throws for a
+  // combination the operator rejects: returns ok = false.
+  const Applied& apply(uint32_t v, std::span<const TypeId> in);
+
+  // Runs the reference kernel: outputs are written to `out` (sized by the caller from the
+  // output types' element counts).
+  template <class T>
+  void run(uint32_t v, const Applied& a, std::span<const T* const> in,
+           std::span<T* const> out) const;
+
+ private:
+  const std::vector<GenOp>& variants_;
+  TypeTable types_;
+  FlatMap64 index_;
+  std::deque<Applied> applied_;
+};
+
+}  // namespace graphsub::gen

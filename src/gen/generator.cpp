@@ -1,0 +1,352 @@
+#include "gen/generator.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "gen/candidates.h"
+#include "gen/classify.h"
+#include "gen/common_subgraph.h"
+#include "gen/enumerate.h"
+#include "gen/parallel.h"
+#include "gen/space.h"
+#include "ir/error.h"
+
+namespace graphsub::gen {
+
+uint64_t peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed) {
+  rules::Rule r;
+  r.name = name;
+  r.source = reversed ? e.rhs : e.lhs;
+  r.target = reversed ? e.lhs : e.rhs;
+  std::vector<rules::TermPtr> all = r.source;
+  all.insert(all.end(), r.target.begin(), r.target.end());
+  r.tensor_vars = variables_of(all);
+  return r;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// A class of candidates equal up to renaming.
+struct RuleClass {
+  Equality eq;
+  uint64_t pairs = 0;  // candidates in the class
+  int vars = 0;        // distinct variables
+  int general = -1;    // index of a more general class (same skeleton), -1 if none
+  enum State { Pending, Proved, Implied, Failed } state = Pending;
+  std::string reason;
+};
+
+int num_vars(const Equality& e) {
+  std::vector<rules::TermPtr> all = e.lhs;
+  all.insert(all.end(), e.rhs.begin(), e.rhs.end());
+  return static_cast<int>(variables_of(all).size());
+}
+
+// Proves the rules of `eqs` (lhs -> rhs) with the prover; one outcome each.
+std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const Equality*>& eqs,
+                                    uint64_t& calls) {
+  std::vector<rules::Rule> batch;
+  for (size_t i = 0; i < eqs.size(); ++i)
+    batch.push_back(to_rule(*eqs[i], fmt::format("c{}", i), false));
+  calls += batch.size();
+  if (batch.empty()) return {};
+  std::vector<ProofOutcome> out = prove(batch);
+  if (out.size() != batch.size()) throw Error("prover returned the wrong number of outcomes");
+  return out;
+}
+
+// Verdicts on rules by canonical key, and the common-subgraph bookkeeping: which valid rules
+// are covered by a valid more general one.
+class Pruner {
+ public:
+  Pruner(const Prover& prove, uint64_t& calls) : prove_(prove), calls_(calls) {}
+
+  std::vector<ProofOutcome> prove(const std::vector<const Equality*>& eqs) {
+    return prove_all(prove_, eqs, calls_);
+  }
+  // Records a verdict; `redundant` when a more general valid rule covers it.
+  void mark(const Equality& e, bool valid, bool redundant) {
+    verdict_[e.key] = valid;
+    eqs_.emplace(e.key, e);
+    if (redundant) redundant_.insert(e.key);
+  }
+  // Canonical generalizations of `e` (memoized).
+  const std::vector<std::string>& generalizations(const Equality& e) {
+    auto it = gens_.find(e.key);
+    if (it != gens_.end()) return it->second;
+    std::vector<Equality> gs = input_generalizations(e);
+    if (auto o = output_generalization(e)) gs.push_back(*o);
+    std::vector<std::string> keys;
+    for (auto& g : gs) {
+      canonicalize(g);
+      if (g.key == e.key) continue;
+      keys.push_back(g.key);
+      eqs_.emplace(g.key, std::move(g));
+    }
+    return gens_.emplace(e.key, std::move(keys)).first->second;
+  }
+  bool has_valid_generalization(const Equality& e) {
+    for (auto& g : generalizations(e)) {
+      auto it = verdict_.find(g);
+      if (it != verdict_.end() && it->second) return true;
+    }
+    return false;
+  }
+  // Decides every generalization of `eqs` not decided yet (proving them, smallest first: a
+  // generalization covered by a valid one of its own is valid without a proof).
+  void resolve_generalizations(const std::vector<const Equality*>& eqs) {
+    std::set<std::string> open;
+    for (const Equality* e : eqs)
+      for (auto& g : generalizations(*e))
+        if (!verdict_.count(g)) open.insert(g);
+    while (!open.empty()) {
+      // Generalizations of the open ones first (they are smaller).
+      std::set<std::string> deeper;
+      for (auto& k : open)
+        for (auto& g : generalizations(eqs_.at(k)))
+          if (!verdict_.count(g) && !open.count(g)) deeper.insert(g);
+      if (!deeper.empty()) {
+        resolve_generalizations_keys(deeper);
+        continue;
+      }
+      std::vector<const Equality*> todo;
+      std::vector<std::string> keys;
+      for (auto& k : open) {
+        const Equality& e = eqs_.at(k);
+        if (has_valid_generalization(e)) {
+          mark(e, true, true);
+          continue;
+        }
+        todo.push_back(&e);
+        keys.push_back(k);
+      }
+      std::vector<ProofOutcome> out = prove(todo);
+      for (size_t i = 0; i < keys.size(); ++i) {
+        mark(eqs_.at(keys[i]), out[i].proved, false);
+        if (out[i].proved) ++generalizations_proved_;
+      }
+      open.clear();
+    }
+  }
+  // Valid rules covered by nothing more general, sorted by key.
+  std::vector<Equality> irredundant() const {
+    std::vector<Equality> out;
+    for (auto& [k, valid] : verdict_)
+      if (valid && !redundant_.count(k)) out.push_back(eqs_.at(k));
+    return out;  // std::map order: by key
+  }
+  uint64_t generalizations_kept() const {
+    uint64_t n = 0;
+    for (auto& [k, valid] : verdict_)
+      if (valid && !redundant_.count(k) && !classes_.count(k)) ++n;
+    return n;
+  }
+  void note_class(const std::string& key) { classes_.insert(key); }
+
+ private:
+  void resolve_generalizations_keys(const std::set<std::string>& keys) {
+    std::vector<const Equality*> eqs;
+    for (auto& k : keys) eqs.push_back(&eqs_.at(k));
+    // Treat them as the rules whose generalizations must be known, then decide them.
+    resolve_generalizations(eqs);
+    std::vector<const Equality*> todo;
+    std::vector<std::string> ks;
+    for (auto& k : keys) {
+      if (verdict_.count(k)) continue;
+      const Equality& e = eqs_.at(k);
+      if (has_valid_generalization(e)) {
+        mark(e, true, true);
+        continue;
+      }
+      todo.push_back(&e);
+      ks.push_back(k);
+    }
+    std::vector<ProofOutcome> out = prove(todo);
+    for (size_t i = 0; i < ks.size(); ++i) {
+      mark(eqs_.at(ks[i]), out[i].proved, false);
+      if (out[i].proved) ++generalizations_proved_;
+    }
+  }
+
+  const Prover& prove_;
+  uint64_t& calls_;
+  std::map<std::string, bool> verdict_;
+  std::map<std::string, Equality> eqs_;
+  std::map<std::string, std::vector<std::string>> gens_;
+  std::set<std::string> redundant_, classes_;
+  uint64_t generalizations_proved_ = 0;
+};
+
+}  // namespace
+
+GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove, Reporter& rep) {
+  GeneratorResult res;
+  auto t_all = Clock::now();
+  auto stage = [&](const std::string& name, uint64_t count, Clock::time_point t0) {
+    res.stages.push_back({name, count, since(t0)});
+    rep.info(fmt::format("{:<32} {:>12}   {:8.2f} s", name, count, res.stages.back().seconds));
+  };
+
+  // ---- search space ----
+  std::vector<PoolTensor> pool = opts.pool.empty() ? default_pool() : opts.pool;
+  std::vector<std::string> ops = opts.ops.empty() ? all_generator_ops() : opts.ops;
+  Space space = make_space(make_variants(ops, opts.domains, pool), pool, opts.max_ops, opts.seed);
+  for (auto& v : space.variants)
+    res.variants.push_back(v.label() + (v.commutative ? " (commutative)" : ""));
+
+  // ---- enumeration and buckets ----
+  auto t0 = Clock::now();
+  EnumerationResult en = enumerate_graphs(space, opts.threads, rep);
+  res.graphs = en.stats.graphs;
+  stage("graphs enumerated", en.stats.graphs, t0);
+  t0 = Clock::now();
+  std::vector<Bucket> buckets = buckets_of(en.records);
+  uint64_t shared = 0;
+  for (auto& b : buckets) shared += b.size() >= 2;
+  stage("buckets (fingerprints shared)", shared, t0);
+
+  // ---- candidates, numerical re-test, classes up to renaming ----
+  t0 = Clock::now();
+  Classified cl = classify_candidates(space, en, buckets, opts.threads, opts.tolerance, rep);
+  std::vector<GraphRecord>().swap(en.records);
+  std::vector<Bucket>().swap(buckets);
+  res.stages.push_back({"candidate pairs", cl.pairs, 0});
+  rep.info(fmt::format("{:<32} {:>12}", "candidate pairs", cl.pairs));
+  stage("after float re-test", cl.passed, t0);
+  std::vector<RuleClass> classes;
+  for (auto& [k, acc] : cl.classes) {
+    RuleClass c;
+    c.eq = std::move(acc.eq);
+    c.pairs = acc.pairs;
+    classes.push_back(std::move(c));
+  }
+  cl.classes.clear();
+  // Most general forms: within a skeleton, a class that is a renaming instance of one with
+  // more variables depends on it.
+  std::map<std::string, std::vector<size_t>> by_skeleton;
+  for (size_t i = 0; i < classes.size(); ++i) {
+    classes[i].vars = num_vars(classes[i].eq);
+    by_skeleton[classes[i].eq.skeleton].push_back(i);
+  }
+  for (auto& [skel, members] : by_skeleton)
+    for (size_t i : members)
+      for (size_t j : members)
+        if (classes[j].vars > classes[i].vars && is_instance(classes[i].eq, classes[j].eq) &&
+            (classes[i].general < 0 ||
+             classes[j].vars > classes[static_cast<size_t>(classes[i].general)].vars))
+          classes[i].general = static_cast<int>(j);
+
+  // ---- verification, smallest rules first ----
+  // A class needs no proof of its own when it is a renaming instance of a proven class, or
+  // when one of its common-subgraph generalizations holds (it is then also redundant).
+  t0 = Clock::now();
+  Pruner pr(prove, res.verifier_calls);
+  for (auto& c : classes) pr.note_class(c.eq.key);
+  std::vector<size_t> order(classes.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto size_of = [&](size_t i) {
+    return count_ops(classes[i].eq.lhs) + count_ops(classes[i].eq.rhs);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return size_of(a) < size_of(b); });
+  for (size_t w = 0; w < order.size();) {
+    size_t w_end = w;
+    while (w_end < order.size() && size_of(order[w_end]) == size_of(order[w])) ++w_end;
+    std::vector<size_t> wave(order.begin() + static_cast<std::ptrdiff_t>(w),
+                             order.begin() + static_cast<std::ptrdiff_t>(w_end));
+    rep.progress("prove", static_cast<double>(w), static_cast<double>(order.size()),
+                 fmt::format("rules of {} operators", size_of(order[w])));
+    // Most general classes of the wave first, then their instances.
+    for (int pass = 0; pass < 2; ++pass) {
+      std::vector<const Equality*> todo;
+      std::vector<size_t> todo_idx;
+      std::vector<const Equality*> gen_of;
+      for (size_t i : wave) {
+        RuleClass& c = classes[i];
+        bool instance = c.general >= 0;
+        if ((pass == 0) == instance || c.state != RuleClass::Pending) continue;
+        if (instance) {
+          bool implied = false;
+          for (int g = c.general; g >= 0 && !implied; g = classes[static_cast<size_t>(g)].general)
+            implied = classes[static_cast<size_t>(g)].state != RuleClass::Failed &&
+                      classes[static_cast<size_t>(g)].state != RuleClass::Pending;
+          if (implied) {
+            c.state = RuleClass::Implied;
+            ++res.implied;
+            pr.mark(c.eq, true, true);
+            continue;
+          }
+        }
+        gen_of.push_back(&c.eq);
+      }
+      pr.resolve_generalizations(gen_of);
+      for (size_t i : wave) {
+        RuleClass& c = classes[i];
+        if ((pass == 0) == (c.general >= 0) || c.state != RuleClass::Pending) continue;
+        if (pr.has_valid_generalization(c.eq)) {
+          c.state = RuleClass::Implied;
+          ++res.implied;
+          pr.mark(c.eq, true, true);
+          continue;
+        }
+        todo.push_back(&c.eq);
+        todo_idx.push_back(i);
+      }
+      std::vector<ProofOutcome> out = pr.prove(todo);
+      for (size_t k = 0; k < todo_idx.size(); ++k) {
+        RuleClass& c = classes[todo_idx[k]];
+        c.state = out[k].proved ? RuleClass::Proved : RuleClass::Failed;
+        c.reason = out[k].reason;
+        pr.mark(c.eq, out[k].proved, false);
+      }
+    }
+    w = w_end;
+  }
+  uint64_t proved_pairs = 0;
+  for (auto& c : classes)
+    if (c.state == RuleClass::Proved || c.state == RuleClass::Implied) proved_pairs += c.pairs;
+  stage("proved", proved_pairs, t0);
+  for (auto& c : classes)
+    if (c.state == RuleClass::Failed) res.unproved.push_back({c.eq, c.reason});
+
+  // ---- renaming: one most general form per class ----
+  t0 = Clock::now();
+  uint64_t after_renaming = 0;
+  for (auto& c : classes) {
+    if (c.state == RuleClass::Failed) continue;
+    bool instance_of_valid = false;
+    for (int g = c.general; g >= 0; g = classes[static_cast<size_t>(g)].general)
+      instance_of_valid =
+          instance_of_valid || classes[static_cast<size_t>(g)].state != RuleClass::Failed;
+    after_renaming += !instance_of_valid;
+  }
+  stage("after renaming", after_renaming, t0);
+
+  // ---- common-subgraph pruning: the valid rules that nothing more general covers ----
+  t0 = Clock::now();
+  res.rules = pr.irredundant();
+  res.generalized = pr.generalizations_kept();
+  stage("after common-subgraph pruning", res.rules.size(), t0);
+
+  res.seconds = since(t_all);
+  res.peak_rss_bytes = peak_rss_bytes();
+  return res;
+}
+
+}  // namespace graphsub::gen

@@ -1,0 +1,69 @@
+#pragma once
+// The substitution generator (TASO's Algorithm 1, design.md section 4): enumerate graphs,
+// bucket them by fingerprint, pair the graphs of each bucket, re-test the pairs numerically,
+// prove them, and prune the proven rules (renaming, common subgraphs).
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gen/equality.h"
+#include "gen/gen_op.h"
+#include "gen/pool.h"
+#include "ir/report.h"
+#include "rules/rule.h"
+
+namespace graphsub::gen {
+
+struct GeneratorOptions {
+  int max_ops = 3;
+  std::vector<std::string> ops;  // axiom operator names; empty: all_generator_ops()
+  std::vector<PoolTensor> pool;  // empty: default_pool()
+  ParamDomains domains;          // parameter values (from specs/operators.axioms)
+  int threads = 2;
+  uint64_t seed = 1;
+  double tolerance = 1e-5;  // numerical re-test, relative
+};
+
+// The verdict on one rule.
+struct ProofOutcome {
+  bool proved = false;
+  std::string reason;  // why not: counterexample, solver unknown, timeout, numeric mismatch
+};
+// Proves a batch of rules (in parallel as it likes); one outcome per rule, in order.
+using Prover = std::function<std::vector<ProofOutcome>(const std::vector<rules::Rule>&)>;
+
+struct StageCount {
+  std::string stage;
+  uint64_t count = 0;
+  double seconds = 0;
+};
+
+struct UnprovedRule {
+  Equality eq;
+  std::string reason;
+};
+
+struct GeneratorResult {
+  std::vector<StageCount> stages;  // in pipeline order
+  std::vector<Equality> rules;     // proven, pruned, canonical, sorted by key
+  std::vector<UnprovedRule> unproved;
+  uint64_t graphs = 0;          // enumerated (connected graphs, bare variables excluded)
+  uint64_t verifier_calls = 0;  // rules sent to the prover (candidates and generalizations)
+  uint64_t implied = 0;         // candidate classes proved as instances of proven ones
+  uint64_t generalized = 0;     // more general rules found by common-subgraph pruning
+  double seconds = 0;
+  uint64_t peak_rss_bytes = 0;
+  std::vector<std::string> variants;  // operator variants searched (labels)
+};
+
+GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove, Reporter& rep);
+
+// The rule of an equality in one direction (lhs -> rhs, or reversed), with its tensor
+// variables in order of first occurrence.
+rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed);
+
+// Peak resident set size of this process so far.
+uint64_t peak_rss_bytes();
+
+}  // namespace graphsub::gen

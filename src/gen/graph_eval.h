@@ -1,0 +1,36 @@
+#pragma once
+// Evaluates one compact graph from scratch on the pool's values, in wrap-around integers (for
+// the hashes of each output, which map outputs between the two sides of a rule) and in float
+// (for the numerical re-test).
+#include <cstdint>
+#include <vector>
+
+#include "gen/compact_graph.h"
+#include "gen/evaluator.h"
+
+namespace graphsub::gen {
+
+struct EvaluatedGraph {
+  bool ok = false;                      // every operator applied (always, for enumerated graphs)
+  std::vector<TensorId> outputs;        // graph_outputs() order
+  std::vector<uint64_t> output_hashes;  // exact value hash of each output
+  std::vector<std::vector<float>> output_f32;
+  std::vector<uint64_t> all_hashes;  // every tensor the graph computes (pool excluded)
+};
+
+class GraphEvaluator {
+ public:
+  explicit GraphEvaluator(const Space& s);
+  EvaluatedGraph evaluate(const CompactGraph& g, bool with_float);
+  Evaluator& evaluator() { return ev_; }
+  // Exact value hash of a pool tensor.
+  uint64_t pool_hash(size_t p) const { return pool_hashes_[p]; }
+
+ private:
+  const Space& s_;
+  Evaluator ev_;
+  std::vector<TypeId> pool_types_;
+  std::vector<uint64_t> pool_hashes_;
+};
+
+}  // namespace graphsub::gen

@@ -1,0 +1,75 @@
+#include "gen/library_file.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "rules/rule_printer.h"
+
+namespace graphsub::gen {
+
+namespace {
+
+bool usable_direction(const std::vector<rules::TermPtr>& src,
+                      const std::vector<rules::TermPtr>& dst) {
+  for (auto& t : src)
+    if (t->kind != rules::Term::Kind::App) return false;
+  std::vector<std::string> sv = variables_of(src);
+  std::set<std::string> bound(sv.begin(), sv.end());
+  for (auto& v : variables_of(dst))
+    if (!bound.count(v)) return false;
+  return true;
+}
+
+std::string header(const GeneratorResult& r, const LibraryInfo& info, const char* what) {
+  std::string h = fmt::format("; {}, produced by:\n;   {}\n", what, info.command);
+  h += fmt::format("; axioms: {}\n; pool: {}\n", info.axioms, info.pool);
+  h += fmt::format("; {} operator variants searched\n", r.variants.size());
+  h += "; stage counts:\n";
+  for (auto& s : r.stages) h += fmt::format(";   {:<32} {:>12}\n", s.stage, s.count);
+  return h;
+}
+
+}  // namespace
+
+std::vector<rules::Rule> rules_of(const Equality& e, const std::string& name) {
+  std::vector<rules::Rule> out;
+  if (usable_direction(e.lhs, e.rhs)) out.push_back(to_rule(e, name, false));
+  if (usable_direction(e.rhs, e.lhs))
+    out.push_back(to_rule(e, name + (out.empty() ? "" : "-rev"), true));
+  return out;
+}
+
+std::string library_text(const GeneratorResult& r, const LibraryInfo& info) {
+  std::string text = header(r, info, "graphsub rule library");
+  size_t directed = 0;
+  std::string body;
+  for (size_t i = 0; i < r.rules.size(); ++i) {
+    for (auto& rule : rules_of(r.rules[i], fmt::format("gen-{:04}", i + 1))) {
+      body += "\n" + rules::rule_str(rule) + "\n";
+      ++directed;
+    }
+  }
+  text += fmt::format(
+      ";\n; {} proven equalities, written as {} rules (each direction that can drive a rewrite;\n"
+      "; the reverse of gen-N is gen-N-rev). Every one was proved by the verifier from the\n"
+      "; axioms, or follows from a proved rule by renaming or substitution.\n",
+      r.rules.size(), directed);
+  return text + body;
+}
+
+std::string unproved_text(const GeneratorResult& r, const LibraryInfo& info) {
+  std::string text = header(r, info, "graphsub generator: candidates the verifier did not prove");
+  text += fmt::format(
+      ";\n; {} candidate rules (classes up to renaming) passed the numerical re-test but\n"
+      "; were not proved; none of them is in the library.\n",
+      r.unproved.size());
+  for (size_t i = 0; i < r.unproved.size(); ++i) {
+    rules::Rule rule = to_rule(r.unproved[i].eq, fmt::format("unproved-{:04}", i + 1), false);
+    rule.doc = r.unproved[i].reason;
+    text += "\n" + rules::rule_str(rule) + "\n";
+  }
+  return text;
+}
+
+}  // namespace graphsub::gen

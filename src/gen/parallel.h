@@ -1,0 +1,47 @@
+#pragma once
+// Runs body(i, t) for i in [0, n) on `threads` worker threads (dynamic scheduling; t is the
+// worker's index, for per-thread state). Results must go to per-index slots so that the
+// outcome does not depend on scheduling. The calling thread only calls tick(done) about ten
+// times a second (progress lines: the reporter is not thread-safe).
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <exception>
+#include <thread>
+#include <vector>
+
+namespace graphsub::gen {
+
+template <class Body, class Tick>
+void parallel_for(size_t n, int threads, Body&& body, Tick&& tick) {
+  threads = std::max(1, std::min<int>(threads, static_cast<int>(std::max<size_t>(n, 1))));
+  std::atomic<size_t> next{0}, done{0};
+  std::exception_ptr error;
+  std::atomic<bool> failed{false};
+  auto worker = [&](size_t t) {
+    try {
+      for (size_t i; !failed && (i = next.fetch_add(1)) < n;) {
+        body(i, t);
+        done.fetch_add(1);
+      }
+    } catch (...) {
+      if (!failed.exchange(true)) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker, static_cast<size_t>(t));
+  while (!failed && done.load() < n) {
+    tick(done.load());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
+template <class Body>
+void parallel_for(size_t n, int threads, Body&& body) {
+  parallel_for(n, threads, std::forward<Body>(body), [](size_t) {});
+}
+
+}  // namespace graphsub::gen

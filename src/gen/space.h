@@ -1,0 +1,43 @@
+#pragma once
+// Everything the enumerator searches over, fixed before it starts: the operator variants, the
+// pool of input tensors with their types and seeded values, and the operator count limit.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "gen/gen_op.h"
+#include "gen/pool.h"
+
+namespace graphsub::gen {
+
+constexpr int kMaxOps = 4;    // graphs hold at most this many operators
+constexpr int kMaxPool = 40;  // pool tensors (tensor ids must fit a byte)
+
+// Two variants that compute the same function (on every pool input they accept): the higher
+// one is left out of the enumeration, and the equality is kept as one candidate.
+struct Alias {
+  uint32_t variant = 0, same_as = 0;
+  std::array<uint8_t, 2> example{0xFF, 0xFF};  // pool tensors it was seen on
+};
+
+struct Space {
+  std::vector<GenOp> variants;
+  std::vector<PoolTensor> pool;
+  std::vector<TensorType> pool_types;
+  std::vector<std::vector<uint32_t>> pool_u32;  // fingerprint inputs
+  std::vector<std::vector<float>> pool_f32;     // numerical re-test inputs
+  std::vector<Alias> aliases;
+  int max_ops = 3;
+  uint64_t seed = 1;
+
+  size_t num_pool() const { return pool.size(); }
+};
+
+// Builds the space and decides, by testing on the pool's values in exact integer arithmetic,
+// which binary variants are commutative and which variants are aliases of lower ones (a 1x1
+// max pool and a 1x1 average pool are both a strided copy). Throws Error on a bad
+// configuration.
+Space make_space(std::vector<GenOp> variants, std::vector<PoolTensor> pool, int max_ops,
+                 uint64_t seed);
+
+}  // namespace graphsub::gen

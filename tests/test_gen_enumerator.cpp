@@ -1,0 +1,252 @@
+// The generator's enumeration: every graph exactly once (checked against a brute-force search
+// written from the specification), incremental fingerprints equal to evaluation from scratch,
+// pruning rules, determinism across thread counts.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "gen/enumerate.h"
+#include "gen/graph_eval.h"
+#include "test_gen_util.h"
+
+namespace graphsub::gen {
+namespace {
+
+using testing::graph_text;
+using testing::make_test_space;
+using testing::matrix_pool;
+
+// The value hash of operator output t of an evaluated graph (all_hashes lists them in order).
+uint64_t hash_of(const Space& s, const CompactGraph& g, const EvaluatedGraph& e, TensorId t) {
+  size_t p = s.num_pool(), idx = 0;
+  for (int k = 0; k < producer_of(p, t); ++k)
+    idx += static_cast<size_t>(s.variants[g.ops[k].variant].num_outputs);
+  return e.all_hashes[idx + static_cast<size_t>(output_index_of(p, t))];
+}
+
+std::vector<GraphRecord> enumerate_all(const Space& s, int threads = 1) {
+  return enumerate_graphs(s, threads, null_reporter()).records;
+}
+
+// Brute force: operators added in every order, each application evaluated from scratch; the
+// same admission rules as the enumerator (values new, a value equal to a pool tensor only as
+// an output, connected, outputs all computed or all pool tensors, not all from weights).
+std::set<std::string> brute_force(const Space& s) {
+  std::set<std::string> found;
+  GraphEvaluator ev(s);
+  size_t p = s.num_pool();
+  std::function<void(CompactGraph&)> dfs = [&](CompactGraph& g) {
+    // Tensors of g: pool + operator outputs, with value hashes and weight-only flags.
+    EvaluatedGraph e = ev.evaluate(g, false);
+    std::vector<TensorId> tensors;
+    for (size_t i = 0; i < p; ++i) tensors.push_back(static_cast<TensorId>(i));
+    for (int k = 0; k < g.num_ops; ++k)
+      for (int o = 0; o < s.variants[g.ops[k].variant].num_outputs; ++o)
+        tensors.push_back(op_output_id(p, k, o));
+    std::set<uint64_t> pool_hashes;
+    for (size_t i = 0; i < p; ++i) pool_hashes.insert(ev.pool_hash(i));
+    auto terminal = [&](TensorId t) {
+      return t >= p && pool_hashes.count(hash_of(s, g, e, t)) > 0;
+    };
+    if (g.num_ops == s.max_ops) return;
+    for (uint16_t v = 0; v < s.variants.size(); ++v) {
+      const GenOp& op = s.variants[v];
+      std::vector<std::array<TensorId, 2>> ins;
+      for (TensorId a : tensors)
+        for (TensorId b : tensors) {
+          if (op.arity == 1 && b != tensors[0]) continue;
+          if (op.arity == 2 && a == b) continue;
+          if (terminal(a) || (op.arity == 2 && terminal(b))) continue;
+          ins.push_back({a, op.arity == 2 ? b : kNoTensor});
+        }
+      for (auto in : ins) {
+        CompactGraph h = g;
+        h.ops[h.num_ops++] = GraphOp{v, in};
+        EvaluatedGraph he = ev.evaluate(h, false);
+        if (!he.ok) continue;
+        // Values: operator outputs pairwise distinct.
+        std::vector<uint64_t> hs = he.all_hashes;
+        std::sort(hs.begin(), hs.end());
+        if (std::adjacent_find(hs.begin(), hs.end()) != hs.end()) continue;
+        // Canonical duplicates of the same set are fine: results are collected as a set.
+        std::vector<TensorId> outs = graph_outputs(s, h);
+        int terms = 0;
+        for (TensorId t : outs) terms += pool_hashes.count(hash_of(s, h, he, t)) > 0;
+        // Connected through operator edges.
+        std::vector<int> comp(h.num_ops);
+        for (int k = 0; k < h.num_ops; ++k) comp[k] = k;
+        std::function<int(int)> find = [&](int x) {
+          return comp[x] == x ? x : comp[x] = find(comp[x]);
+        };
+        for (int k = 0; k < h.num_ops; ++k)
+          for (TensorId t : h.ops[k].in)
+            if (t != kNoTensor && t >= p) comp[find(k)] = find(producer_of(p, t));
+        int roots = 0;
+        for (int k = 0; k < h.num_ops; ++k) roots += find(k) == k;
+        // Weight-only outputs: every input leaf a weight (no data pool tensor reached).
+        std::function<bool(TensorId)> weight_only = [&](TensorId t) -> bool {
+          if (t < p) return s.pool[t].role != Role::Data;
+          const GraphOp& o = h.ops[static_cast<size_t>(producer_of(p, t))];
+          for (int i = 0; i < s.variants[o.variant].arity; ++i)
+            if (!weight_only(o.in[static_cast<size_t>(i)])) return false;
+          return true;
+        };
+        bool all_weights = true;
+        for (TensorId t : outs) all_weights = all_weights && weight_only(t);
+        // Graphs of max_ops operators use each class of pool tensors as a prefix.
+        bool prefix = true;
+        if (h.num_ops == s.max_ops) {
+          std::set<TensorId> used;
+          for (int k = 0; k < h.num_ops; ++k)
+            for (TensorId t : h.ops[k].in)
+              if (t != kNoTensor && t < p) used.insert(t);
+          for (TensorId t : used)
+            for (size_t q = 0; q < t; ++q)
+              if (s.pool[q].shape == s.pool[t].shape && s.pool[q].role == s.pool[t].role &&
+                  !used.count(static_cast<TensorId>(q)))
+                prefix = false;
+        }
+        if (roots == 1 && (terms == 0 || terms == static_cast<int>(outs.size())) && !all_weights &&
+            prefix)
+          found.insert(graph_text(s, h));
+        dfs(h);
+      }
+    }
+  };
+  CompactGraph empty;
+  dfs(empty);
+  return found;
+}
+
+TEST(GenEnumerator, ProducesEveryGraphExactlyOnce) {
+  Space s = make_test_space({"ewadd", "relu", "transpose", "matmul"}, matrix_pool(), 3);
+  std::vector<GraphRecord> recs = enumerate_all(s);
+  std::set<std::string> seen;
+  for (auto& r : recs) {
+    if (r.g.num_ops == 0) continue;
+    EXPECT_TRUE(seen.insert(graph_text(s, r.g)).second) << "twice: " << graph_str(s, r.g);
+  }
+  std::set<std::string> expected = brute_force(s);
+  EXPECT_EQ(seen.size(), expected.size());
+  for (auto& g : expected) EXPECT_TRUE(seen.count(g)) << "missing: " << g;
+  for (auto& g : seen) EXPECT_TRUE(expected.count(g)) << "unexpected: " << g;
+  EXPECT_GT(seen.size(), 100u);
+}
+
+TEST(GenEnumerator, IncrementalFingerprintsMatchEvaluationFromScratch) {
+  Space s = make_test_space(
+      {"ewmul", "smul", "concat", "split", "relu", "transpose"},
+      {{"x1", {2, 4}, Role::Data}, {"x2", {2, 4}, Role::Data}, {"s1", {}, Role::Scalar}}, 3);
+  GraphEvaluator ev(s);
+  size_t checked = 0;
+  for (auto& r : enumerate_all(s)) {
+    EvaluatedGraph e = ev.evaluate(r.g, false);
+    ASSERT_TRUE(e.ok) << graph_str(s, r.g);
+    EXPECT_EQ(r.fp, combine_output_hashes(e.output_hashes)) << graph_str(s, r.g);
+    ++checked;
+  }
+  EXPECT_GT(checked, 50u);
+}
+
+TEST(GenEnumerator, CombinationOfOutputHashesIgnoresOrder) {
+  std::vector<uint64_t> a{1, 99, 7}, b{7, 1, 99};
+  EXPECT_EQ(combine_output_hashes(a), combine_output_hashes(b));
+  std::vector<uint64_t> c{1, 99};
+  EXPECT_NE(combine_output_hashes(a), combine_output_hashes(c));
+}
+
+TEST(GenEnumerator, ValuesEqualToPoolTensorsAreOutputsOnly) {
+  Space s = make_test_space({"transpose", "relu"}, matrix_pool(), 3);
+  bool found_tt = false;
+  size_t p = s.num_pool();
+  GraphEvaluator ev(s);
+  for (auto& r : enumerate_all(s)) {
+    std::string txt = graph_text(s, r.g);
+    if (r.g.num_ops == 2 && txt.find("(transpose (transpose x1)") != std::string::npos) {
+      found_tt = true;
+      EXPECT_TRUE(r.g.terminal);
+      // Same bucket as the bare x1.
+      EXPECT_EQ(r.fp, combine_output_hashes(std::vector<uint64_t>{ev.pool_hash(0)}));
+    }
+    // Nothing reads transpose(transpose(x)).
+    for (int k = 0; k < r.g.num_ops; ++k)
+      for (TensorId t : r.g.ops[k].in)
+        if (t != kNoTensor && t >= p) {
+          EvaluatedGraph e = ev.evaluate(r.g, false);
+          uint64_t h = hash_of(s, r.g, e, t);
+          for (size_t i = 0; i < p; ++i) EXPECT_NE(h, ev.pool_hash(i)) << graph_str(s, r.g);
+        }
+  }
+  EXPECT_TRUE(found_tt);
+}
+
+bool weight_only(const Space& s, const CompactGraph& g, TensorId t) {
+  size_t p = s.num_pool();
+  if (is_pool_id(p, t)) return s.pool[t].role != Role::Data;
+  const GraphOp& o = g.ops[static_cast<size_t>(producer_of(p, t))];
+  for (int i = 0; i < s.variants[o.variant].arity; ++i)
+    if (!weight_only(s, g, o.in[static_cast<size_t>(i)])) return false;
+  return true;
+}
+
+TEST(GenEnumerator, RespectsOperandRoles) {
+  ParamDomains d = testing::small_domains();
+  std::vector<PoolTensor> pool{{"i1", {2, 2, 5, 5}, Role::Data},
+                               {"k1", {2, 2, 3, 3}, Role::Weight},
+                               {"e1", {2, 2, 1, 3}, Role::Weight}};
+  Space s = make_test_space({"conv", "enlarge", "relu", "poolmax"}, pool, 2, d);
+  size_t p = s.num_pool();
+  size_t convs = 0;
+  for (auto& r : enumerate_all(s)) {
+    for (int k = 0; k < r.g.num_ops; ++k) {
+      const GenOp& op = s.variants[r.g.ops[k].variant];
+      TensorId in0 = r.g.ops[k].in[0];
+      if (op.name == "conv") {
+        ++convs;
+        // The data operand is never a kernel; the kernel operand never comes from data.
+        EXPECT_FALSE(weight_only(s, r.g, in0)) << graph_str(s, r.g);
+        EXPECT_TRUE(weight_only(s, r.g, r.g.ops[k].in[1])) << graph_str(s, r.g);
+      }
+      if (op.name == "enlarge") EXPECT_TRUE(is_pool_id(p, in0));
+      if (op.name == "poolmax" && is_pool_id(p, in0)) EXPECT_EQ(s.pool[in0].role, Role::Data);
+    }
+  }
+  EXPECT_GT(convs, 0u);
+}
+
+TEST(GenEnumerator, SameResultOnAnyNumberOfThreads) {
+  Space s = make_test_space({"ewadd", "matmul", "relu", "concat", "split"}, matrix_pool(), 3);
+  std::vector<GraphRecord> one = enumerate_all(s, 1), two = enumerate_all(s, 3);
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i) {
+    EXPECT_EQ(one[i].fp, two[i].fp);
+    EXPECT_TRUE(one[i].g == two[i].g);
+  }
+}
+
+TEST(GenEnumerator, TwoOrdersOfAnOperandAreOneGraphForCommutativeOperators) {
+  Space s = make_test_space({"ewadd", "matmul"}, matrix_pool(), 1);
+  int ewadd = -1, matmul = -1;
+  for (size_t v = 0; v < s.variants.size(); ++v) {
+    if (s.variants[v].name == "ewadd") ewadd = static_cast<int>(v);
+    if (s.variants[v].name == "matmul" && std::get<std::string>(s.variants[v].params[0]) == "none")
+      matmul = static_cast<int>(v);
+  }
+  ASSERT_GE(ewadd, 0);
+  ASSERT_GE(matmul, 0);
+  EXPECT_TRUE(s.variants[static_cast<size_t>(ewadd)].commutative);
+  EXPECT_FALSE(s.variants[static_cast<size_t>(matmul)].commutative);
+}
+
+TEST(GenEnumerator, AliasesAreFoundByTesting) {
+  ParamDomains d = testing::small_domains();
+  d["kernel"] = {int64_t{1}};
+  d["stride"] = {int64_t{2}};
+  Space s = make_test_space({"poolavg", "poolmax"}, {{"i1", {2, 2, 5, 5}, Role::Data}}, 1, d);
+  ASSERT_EQ(s.aliases.size(), 1u);  // a 1x1 window: max and average are the same strided copy
+  EXPECT_EQ(s.variants[s.aliases[0].variant].name, "poolmax");
+  EXPECT_EQ(s.variants[s.aliases[0].same_as].name, "poolavg");
+}
+
+}  // namespace
+}  // namespace graphsub::gen
