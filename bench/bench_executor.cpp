@@ -4,7 +4,8 @@
 //  (b) oneDNN convolution GFLOP/s on representative ResNet-50 conv shapes, against this
 //      machine's peak FP32 FMA throughput measured here (single thread and all threads);
 //  (c) the cost of copying and structurally hashing a 500-operator graph, and of one cheap
-//      edit on the copy (copy-on-write clones one node).
+//      edit on the copy (copy-on-write clones one node);
+//  (d) the fast executor on every built-in benchmark model at full size.
 // Usage: bench_executor [--quick]   (--quick: two stages of the stack, fewer repetitions)
 #include <fmt/format.h>
 #include <immintrin.h>
@@ -14,6 +15,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <thread>
 
@@ -21,6 +23,7 @@
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
+#include "models/models.h"
 
 namespace graphsub {
 namespace {
@@ -43,6 +46,28 @@ double median_seconds(int reps, const std::function<void()>& f) {
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) t.push_back(seconds(f));
   return median(t);
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// Wall-clock and process CPU time of f, medians over reps. On a machine shared with other
+// busy processes, a single-threaded run's CPU time is its own work while the wall time also
+// counts the other processes' turns on the cores.
+struct Timing {
+  double wall = 0, cpu = 0;
+};
+Timing median_timing(int reps, const std::function<void()>& f) {
+  std::vector<double> wall, cpu;
+  for (int i = 0; i < reps; ++i) {
+    double c0 = process_cpu_seconds();
+    wall.push_back(seconds(f));
+    cpu.push_back(process_cpu_seconds() - c0);
+  }
+  return {median(wall), median(cpu)};
 }
 
 // ---------------------------------------------------------------- (a) ResNet-50-like stack
@@ -92,22 +117,27 @@ void bench_stack(bool quick) {
              stages, g.num_ops(), gflop);
   std::vector<HostTensor<float>> ref_out, fast_out;
   int ref_reps = quick ? 1 : 3, fast_reps = quick ? 10 : 30;
-  double ref = median_seconds(ref_reps, [&] { ref_out = run_reference(g, feeds); });
-  fmt::print("    reference executor      {:9.2f} ms  (median of {})\n", ref * 1e3, ref_reps);
+  Timing ref = median_timing(ref_reps, [&] { ref_out = run_reference(g, feeds); });
+  fmt::print("    reference executor      {:9.2f} ms wall, {:9.2f} ms CPU  (median of {})\n",
+             ref.wall * 1e3, ref.cpu * 1e3, ref_reps);
   int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   for (int threads : {all, 1}) {
     std::unique_ptr<OnednnExecutor> ex;
     double compile = seconds(
         [&] { ex = std::make_unique<OnednnExecutor>(g, OnednnOptions{.threads = threads}); });
     ex->run(feeds);  // warm-up
-    double fast = median_seconds(fast_reps, [&] { fast_out = ex->run(feeds); });
+    Timing fast = median_timing(fast_reps, [&] { fast_out = ex->run(feeds); });
     Difference d = compare(fast_out[0], ref_out[0], 1e-4, 1e-4);
     fmt::print(
-        "    fast executor, {} thr  {:9.2f} ms  (median of {}; compile {:.0f} ms)  {:.1f} "
-        "GFLOP/s\n",
-        threads, fast * 1e3, fast_reps, compile * 1e3, gflop / fast);
-    fmt::print("        ratio reference/fast {:.1f}x; outputs agree: {} (max abs diff {:.1e})\n",
-               ref / fast, d.ok ? "yes" : "NO", d.max_abs);
+        "    fast executor, {} thr  {:9.2f} ms wall, {:9.2f} ms CPU  (median of {}; compile {:.0f} "
+        "ms)\n",
+        threads, fast.wall * 1e3, fast.cpu * 1e3, fast_reps, compile * 1e3);
+    fmt::print(
+        "        {:.1f} GFLOP/s wall; ratio reference/fast {:.1f}x wall{}; outputs agree: {} (max "
+        "abs diff {:.1e})\n",
+        gflop / fast.wall, ref.wall / fast.wall,
+        threads == 1 ? fmt::format(", {:.1f}x CPU", ref.cpu / fast.cpu) : "", d.ok ? "yes" : "NO",
+        d.max_abs);
   }
   fmt::print("\n");
 }
@@ -289,6 +319,39 @@ void bench_graph_ops(bool quick) {
   if (h == 42) fmt::print(" ");  // keeps the timed work observable
 }
 
+// ---------------------------------------------------------------- (d) built-in models
+
+// The fast executor on every built-in benchmark model at full size (the reference executor
+// would take minutes on the larger ones): compile time, first run, median run.
+void bench_models(bool quick) {
+  int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  fmt::print("(d) fast executor on the built-in models (batch 1), median of {} runs:\n",
+             quick ? 3 : 7);
+  fmt::print("    {:<14} {:>6} {:>8} {:>11} {:>10} {:>10} {:>12} {:>12}\n", "model", "ops", "GFLOP",
+             "compile ms", "first ms", "1 thr ms", "1 thr CPU ms", fmt::format("{} thr ms", all));
+  for (const std::string& name : model_names()) {
+    Graph g = build_model(name);
+    auto feeds = random_feeds(g, 1);
+    Timing ms[2];
+    double compile = 0, first = 0;
+    for (int t : {0, 1}) {
+      std::unique_ptr<OnednnExecutor> ex;
+      double c = seconds(
+          [&] { ex = std::make_unique<OnednnExecutor>(g, OnednnOptions{.threads = t ? all : 1}); });
+      double f = seconds([&] { ex->run(feeds); });
+      if (t == 0) {
+        compile = c;
+        first = f;
+      }
+      ms[t] = median_timing(quick ? 3 : 7, [&] { ex->run(feeds); });
+    }
+    fmt::print("    {:<14} {:>6} {:>8.2f} {:>11.0f} {:>10.1f} {:>10.2f} {:>12.2f} {:>12.2f}\n",
+               name, g.num_ops(), graph_flops(g) / 1e9, compile * 1e3, first * 1e3,
+               ms[0].wall * 1e3, ms[0].cpu * 1e3, ms[1].wall * 1e3);
+  }
+  fmt::print("\n");
+}
+
 }  // namespace
 }  // namespace graphsub
 
@@ -309,6 +372,8 @@ int main(int argc, char** argv) {
   graphsub::bench_stack(quick);
   graphsub::bench_convs(quick);
   graphsub::bench_graph_ops(quick);
+  fmt::print("\n");
+  graphsub::bench_models(quick);
   fmt::print("\nload average at end: {}\n", load_average());
   return 0;
 }
