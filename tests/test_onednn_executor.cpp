@@ -716,6 +716,16 @@ TEST(OnednnExecutor, ThreadCountIsAnOptionAndKeepsResults) {
   EXPECT_NE(msg.find("threads"), std::string::npos) << msg;
 }
 
+TEST(OnednnExecutor, RejectsRanksBeyondOneDnn) {
+  GraphBuilder b(true, 1);
+  auto x = b.input("x", Shape(13, 1));
+  b.output("y", b.relu(x));
+  Graph g = b.finish();
+  std::string msg = error_of([&] { OnednnExecutor ex(g); });
+  EXPECT_NE(msg.find("'x'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rank 13"), std::string::npos) << msg;
+}
+
 TEST(OnednnExecutor, ReportsTheInstructionSet) {
   EXPECT_FALSE(onednn_cpu_isa().empty());
 }

@@ -100,6 +100,10 @@ void OnednnExecutor::Impl::compile(const Graph& g) {
   onednn::Lowering L(g, eng, strm, opts.fold_constants);
   for (NodeId id : g.topo_order()) {
     const Node& n = g.node(id);
+    for (auto& t : n.outputs)
+      if (t.rank() > DNNL_MAX_NDIMS)
+        throw Error(fmt::format("{}: output {} has rank {}, beyond oneDNN's {} dimensions",
+                                g.describe(id), t.str(), t.rank(), DNNL_MAX_NDIMS));
     if (n.is_input() || n.is_weight()) {
       const TensorType& t = n.outputs.at(0);
       if (n.data && static_cast<int64_t>(n.data->size()) != t.numel())
