@@ -42,8 +42,9 @@ TEST(OnnxErrors, TheValidModelImports) {
 }
 
 TEST(OnnxErrors, GarbageEmptyAndMissingFiles) {
-  EXPECT_NE(import_error("this is not a protobuf at all \xff\xff\xff").find("not a valid ONNX model"),
-            std::string::npos);
+  EXPECT_NE(
+      import_error("this is not a protobuf at all \xff\xff\xff").find("not a valid ONNX model"),
+      std::string::npos);
   EXPECT_NE(import_error("").find("empty"), std::string::npos);
   EXPECT_NE(import_error(std::string("\x08\x07", 2)).find("no graph"), std::string::npos);
   try {
@@ -108,9 +109,17 @@ TEST(OnnxErrors, InconsistentShapes) {
   }
   {
     OnnxBuilder b = small_model();  // declared output shape contradicts the computation
-    b.g().mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(3)->set_dim_value(7);
+    b.g()
+        .mutable_output(0)
+        ->mutable_type()
+        ->mutable_tensor_type()
+        ->mutable_shape()
+        ->mutable_dim(3)
+        ->set_dim_value(7);
     std::string e = import_error(b.bytes());
-    EXPECT_TRUE(e.find("inconsistent") != std::string::npos || e.find("shape inference") != std::string::npos) << e;
+    EXPECT_TRUE(e.find("inconsistent") != std::string::npos ||
+                e.find("shape inference") != std::string::npos)
+        << e;
   }
   {
     OnnxBuilder b = small_model();  // weight with fewer values than its shape needs
@@ -183,8 +192,20 @@ TEST(OnnxErrors, ExternalDataOutsideTheModelFolderIsRefused) {
 
 TEST(OnnxErrors, SymbolicInputDimensionsAreFixedWithANote) {
   OnnxBuilder b = small_model();
-  b.g().mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
-  b.g().mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  b.g()
+      .mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  b.g()
+      .mutable_output(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
   ImportedModel m = import_onnx_bytes(b.bytes(), "");
   ASSERT_EQ(m.summary.notes.size(), 1u);
   EXPECT_NE(m.summary.notes[0].find("batch"), std::string::npos);

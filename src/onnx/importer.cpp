@@ -10,6 +10,7 @@
 
 #include "ir/error.h"
 #include "onnx/import_context.h"
+#include "onnx/isolated_call.h"
 #include "onnx/model_io.h"
 #include "onnx/opaque_attrs.h"
 #include "onnx/tensor_proto.h"
@@ -249,10 +250,10 @@ void Importer::infer_onnx_shapes(const std::vector<int>& order) {
   sm.set_ir_version(std::max<int64_t>(m_.ir_version(), 7));
   *sm.mutable_opset_import() = m_.opset_import();
   *sm.mutable_functions() = m_.functions();
-  GraphProto& g = *sm.mutable_graph();
+  GraphProto& gs = *sm.mutable_graph();
   for (const auto& vi : gp_.input()) {
     if (ctx_->initializers.count(vi.name())) continue;
-    auto* in = g.add_input();
+    auto* in = gs.add_input();
     in->set_name(vi.name());
     auto* tt = in->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(vi.type().tensor_type().elem_type());
@@ -262,27 +263,37 @@ void Importer::infer_onnx_shapes(const std::vector<int>& order) {
   for (const auto& [name, t] : ctx_->initializers) {
     bool small = t->data_type() != TensorProto::FLOAT || tensor_byte_size(*t) <= 4096;
     if (small) {
-      *g.add_initializer() = *t;
+      *gs.add_initializer() = *t;
       continue;
     }
-    auto* in = g.add_input();
+    auto* in = gs.add_input();
     in->set_name(name);
     auto* tt = in->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(t->data_type());
     auto* shape = tt->mutable_shape();
     for (int64_t d : t->dims()) shape->add_dim()->set_dim_value(d);
   }
-  for (int i : order) *g.add_node() = gp_.node(i);
-  *g.mutable_output() = gp_.output();
-  *g.mutable_value_info() = gp_.value_info();
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                        /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(sm, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("{}: ONNX shape inference failed (inconsistent shapes or types?): {}",
-                            label_, e.what()));
-  }
+  for (int i : order) *gs.add_node() = gp_.node(i);
+  *gs.mutable_output() = gp_.output();
+  *gs.mutable_value_info() = gp_.value_info();
+  // In a child process: ONNX's inference can crash on malformed nodes (isolated_call.h).
+  const onnx::ISchemaRegistry* registry = onnx::OpSchemaRegistry::Instance();  // built here
+  std::string typed = run_isolated(
+      [&] {
+        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
+                                            /*data_prop=*/true);
+        onnx::shape_inference::InferShapes(sm, registry, options);
+        GraphProto types;  // only what the parent reads back
+        *types.mutable_input() = sm.graph().input();
+        *types.mutable_value_info() = sm.graph().value_info();
+        *types.mutable_output() = sm.graph().output();
+        return types.SerializeAsString();
+      },
+      fmt::format("{}: ONNX shape inference", label_), 300);
+  GraphProto g_types;
+  if (!g_types.ParseFromString(typed))
+    throw Error(fmt::format("{}: ONNX shape inference returned unreadable results", label_));
+  const GraphProto& g = g_types;
   auto record = [&](const onnx::ValueInfoProto& vi) {
     OnnxTensorInfo t = info_of(vi.type());
     auto& slot = ctx_->onnx_types[vi.name()];

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ir/error.h"
 
 namespace graphsub {
@@ -66,6 +68,10 @@ Attrs encode_opaque_attrs(const onnx::NodeProto& n) {
         *extra.add_attribute() = at;
     }
   }
+  // Name order, as decode writes them, so that import -> export -> import is a fixed point.
+  std::stable_sort(
+      extra.mutable_attribute()->begin(), extra.mutable_attribute()->end(),
+      [](const AttributeProto& x, const AttributeProto& y) { return x.name() < y.name(); });
   if (extra.attribute_size()) a.set(kOpaqueExtra, to_hex(extra.SerializeAsString()));
   std::vector<int64_t> absent_in, absent_out;
   for (int i = 0; i < n.input_size(); ++i)

@@ -89,7 +89,8 @@ void check_arity(const OpDef& op, size_t n) {
 }
 
 Attrs normalize_attrs(const OpDef& op, Attrs attrs) {
-  for (auto& [name, v] : attrs.items()) {
+  for (const auto& item : attrs.items()) {
+    const std::string& name = item.first;  // clang 14 cannot capture structured bindings
     auto it = std::find_if(op.attrs.begin(), op.attrs.end(),
                            [&](const AttrSpec& s) { return s.name == name; });
     if (it == op.attrs.end() && op.cls != OpClass::Opaque)
