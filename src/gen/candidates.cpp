@@ -108,7 +108,7 @@ EvaluatedGraph evaluate_side(GraphEvaluator& ev, const Space& s, const RuleSide&
   for (TensorId t : side.outputs) {
     if (is_pool_id(p, t)) {
       r.output_hashes.push_back(ev.pool_hash(t));
-      if (with_float) r.output_f32.push_back(s.pool_f32[t]);
+      if (with_float) r.output_f32.push_back(ev.pool_f32(t));
       continue;
     }
     auto it = std::find(e.outputs.begin(), e.outputs.end(), t);
@@ -120,14 +120,21 @@ EvaluatedGraph evaluate_side(GraphEvaluator& ev, const Space& s, const RuleSide&
   return r;
 }
 
-bool float_retest(GraphEvaluator& ev, const Space& s, Candidate& c, double tolerance) {
-  return float_retest(evaluate_side(ev, s, c.a, true), evaluate_side(ev, s, c.b, true), c,
+bool float_retest(GraphEvaluator& ev, GraphEvaluator& alt, const Space& s, Candidate& c,
+                  double tolerance) {
+  return float_retest(evaluate_side(ev, s, c.a, false), evaluate_side(ev, s, c.b, false),
+                      evaluate_side(alt, s, c.a, true), evaluate_side(alt, s, c.b, true), c,
                       tolerance);
 }
 
-bool float_retest(const EvaluatedGraph& ea, const EvaluatedGraph& eb, Candidate& c,
-                  double tolerance) {
+bool float_retest(const EvaluatedGraph& ea, const EvaluatedGraph& eb, const EvaluatedGraph& fa,
+                  const EvaluatedGraph& fb, Candidate& c, double tolerance) {
   if (!ea.ok || !eb.ok || ea.outputs.size() != eb.outputs.size()) return false;
+  // Both sides must also apply on the re-test shapes (else the pair holds by a coincidence
+  // of the fingerprint shapes).
+  if (!fa.ok || !fb.ok || fa.output_f32.size() != ea.outputs.size() ||
+      fb.output_f32.size() != eb.outputs.size())
+    return false;
   c.a_out.clear();
   c.b_out.clear();
   std::vector<bool> used(eb.outputs.size(), false);
@@ -136,8 +143,8 @@ bool float_retest(const EvaluatedGraph& ea, const EvaluatedGraph& eb, Candidate&
     while (j < eb.outputs.size() && (used[j] || eb.output_hashes[j] != ea.output_hashes[i])) ++j;
     if (j == eb.outputs.size()) return false;
     used[j] = true;
-    const auto& x = ea.output_f32[i];
-    const auto& y = eb.output_f32[j];
+    const auto& x = fa.output_f32[i];
+    const auto& y = fb.output_f32[j];
     if (x.size() != y.size()) return false;
     for (size_t k = 0; k < x.size(); ++k) {
       double scale = std::max({1.0, std::fabs(double{x[k]}), std::fabs(double{y[k]})});

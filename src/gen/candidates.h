@@ -51,11 +51,14 @@ Candidate alias_candidate(const Space& s, const Alias& a);
 EvaluatedGraph evaluate_side(GraphEvaluator& ev, const Space& s, const RuleSide& side,
                              bool with_float);
 
-// The numerical re-test: both sides on the pool's float values; outputs are paired by their
-// exact hashes and must agree within a relative tolerance. Fills a_out/b_out on success.
-bool float_retest(GraphEvaluator& ev, const Space& s, Candidate& c, double tolerance = 1e-5);
-// The same on sides already evaluated (with floats).
-bool float_retest(const EvaluatedGraph& ea, const EvaluatedGraph& eb, Candidate& c,
-                  double tolerance);
+// The numerical re-test. Outputs are paired by their exact hashes on the fingerprint pool (ev);
+// both sides are then run in float on the re-test pool (alt: other sizes, other values), must
+// apply there, and must agree within a relative tolerance. Fills a_out/b_out on success.
+bool float_retest(GraphEvaluator& ev, GraphEvaluator& alt, const Space& s, Candidate& c,
+                  double tolerance = 1e-5);
+// The same on sides already evaluated: e* on the fingerprint pool, f* in float on the re-test
+// pool.
+bool float_retest(const EvaluatedGraph& ea, const EvaluatedGraph& eb, const EvaluatedGraph& fa,
+                  const EvaluatedGraph& fb, Candidate& c, double tolerance);
 
 }  // namespace graphsub::gen

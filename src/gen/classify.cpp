@@ -9,15 +9,16 @@ namespace graphsub::gen {
 namespace {
 
 struct Local {
-  std::unique_ptr<GraphEvaluator> ev;
+  std::unique_ptr<GraphEvaluator> ev, alt;
   std::map<std::string, ClassAcc> classes;
   uint64_t pairs = 0, passed = 0;
 };
 
 void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph& ea,
-                   const EvaluatedGraph& eb, double tolerance) {
+                   const EvaluatedGraph& eb, const EvaluatedGraph& fa, const EvaluatedGraph& fb,
+                   double tolerance) {
   ++l.pairs;
-  if (!float_retest(ea, eb, c, tolerance)) return;
+  if (!float_retest(ea, eb, fa, fb, c, tolerance)) return;
   ++l.passed;
   Equality e = equality_of(s, c);
   canonicalize(e);
@@ -37,24 +38,35 @@ Classified classify_candidates(const Space& s, const EnumerationResult& en,
     if (buckets[i].size() >= 2) shared.push_back(i);
   const size_t n_items = shared.size() + en.requests.size() + s.aliases.size();
   std::vector<Local> locals(static_cast<size_t>(threads));
-  for (auto& l : locals) l.ev = std::make_unique<GraphEvaluator>(s);
+  for (auto& l : locals) {
+    l.ev = std::make_unique<GraphEvaluator>(s);
+    l.alt = std::make_unique<GraphEvaluator>(s, true);
+  }
 
   parallel_for(
       n_items, threads,
       [&](size_t item, size_t t) {
         Local& l = locals[t];
         GraphEvaluator& ev = *l.ev;
+        GraphEvaluator& alt = *l.alt;
+        auto add = [&](Candidate& c) {
+          add_candidate(s, l, c, evaluate_side(ev, s, c.a, false), evaluate_side(ev, s, c.b, false),
+                        evaluate_side(alt, s, c.a, true), evaluate_side(alt, s, c.b, true),
+                        tolerance);
+        };
         if (item < shared.size()) {
           const Bucket& b = buckets[shared[item]];
-          std::vector<EvaluatedGraph> evals;
+          std::vector<EvaluatedGraph> evals, floats;
           std::vector<RuleSide> sides;
           for (size_t i = b.begin; i < b.end; ++i) {
             sides.push_back(side_of(s, en.records[i].g));
-            evals.push_back(evaluate_side(ev, s, sides.back(), true));
+            evals.push_back(evaluate_side(ev, s, sides.back(), false));
+            floats.push_back(evaluate_side(alt, s, sides.back(), true));
           }
           for (auto [i, j] : bucket_pairs(en.records, b)) {
-            Candidate c{sides[i - b.begin], sides[j - b.begin], {}, {}};
-            add_candidate(s, l, c, evals[i - b.begin], evals[j - b.begin], tolerance);
+            size_t x = i - b.begin, y = j - b.begin;
+            Candidate c{sides[x], sides[y], {}, {}};
+            add_candidate(s, l, c, evals[x], evals[y], floats[x], floats[y], tolerance);
           }
           return;
         }
@@ -64,14 +76,12 @@ Classified classify_candidates(const Space& s, const EnumerationResult& en,
           std::optional<RuleSide> partner = split_partner(ev, s, en.records, q);
           if (!partner) return;
           Candidate c{side_of(s, q.g), *partner, {}, {}};
-          add_candidate(s, l, c, evaluate_side(ev, s, c.a, true), evaluate_side(ev, s, c.b, true),
-                        tolerance);
+          add(c);
           return;
         }
         item -= en.requests.size();
         Candidate c = alias_candidate(s, s.aliases[item]);
-        add_candidate(s, l, c, evaluate_side(ev, s, c.a, true), evaluate_side(ev, s, c.b, true),
-                      tolerance);
+        add(c);
       },
       [&](size_t done) {
         rep.progress("pair and re-test", static_cast<double>(done), static_cast<double>(n_items),

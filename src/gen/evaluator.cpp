@@ -34,7 +34,7 @@ const Applied& Evaluator::apply(uint32_t v, std::span<const TypeId> in) {
   try {
     Attrs attrs;
     if (op.arity == 0)
-      attrs = op.const_attrs;
+      attrs = alt_ ? op.alt_const_attrs : op.const_attrs;
     else if (op.def->params_to_attrs)
       attrs = op.def->params_to_attrs(op.params, a.in_types);
     a.attrs = normalize_attrs(*op.def, std::move(attrs));

@@ -43,7 +43,9 @@ struct Applied {
 
 class Evaluator {
  public:
-  explicit Evaluator(const std::vector<GenOp>& variants) : variants_(variants) {}
+  // `alt`: constants take their sizes for the re-test pool (GenOp::alt_const_attrs).
+  explicit Evaluator(const std::vector<GenOp>& variants, bool alt = false)
+      : variants_(variants), alt_(alt) {}
 
   TypeTable& types() { return types_; }
   const std::vector<GenOp>& variants() const { return variants_; }
@@ -60,6 +62,7 @@ class Evaluator {
 
  private:
   const std::vector<GenOp>& variants_;
+  bool alt_;
   TypeTable types_;
   FlatMap64 index_;
   std::deque<Applied> applied_;

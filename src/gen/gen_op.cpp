@@ -73,6 +73,17 @@ bool GenOp::may_be_read_by(const GenOp& reader, int slot) const {
   return false;
 }
 
+int64_t alt_dim(int64_t d) {
+  return d > 1 ? d + 1 : d;
+}
+
+Shape alt_shape(const Shape& s, Role role) {
+  Shape out = s;
+  for (size_t i = 0; i < out.size(); ++i)
+    if (!(role == Role::Weight && s.size() == 4 && i >= 2)) out[i] = alt_dim(out[i]);
+  return out;
+}
+
 std::vector<std::string> all_generator_ops() {
   std::vector<std::string> names;
   for (const OpDef* d : all_ops())
@@ -93,7 +104,8 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
                               fmt::join(all_generator_ops(), ", ")));
     std::vector<const std::vector<AxiomParam>*> doms;
     for (const std::string& p : def->axiom_params) {
-      auto it = domains.find(p);
+      auto it = domains.find(name + "." + p);  // an override for this operator only
+      if (it == domains.end()) it = domains.find(p);
       if (it == domains.end() || it->second.empty())
         throw Error(fmt::format("operator '{}': parameter '{}' has no declared domain", name, p));
       doms.push_back(&it->second);
@@ -126,7 +138,7 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
         continue;
       }
       // Constants: the kernel parameter from the domain, the size from the pool.
-      auto add_const = [&](Attrs a) {
+      auto add_const = [&](Attrs a, Attrs alt) {
         GenOp v = base;
         v.params = params;
         if (def->params_to_attrs) {
@@ -134,8 +146,14 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
           for (auto& [k, val] : pa.items()) a.set(k, val);
         }
         try {  // sizes the operator rejects (an even identity kernel) make no variant
+          if (def->params_to_attrs) {
+            Attrs pa = def->params_to_attrs(params, {});
+            for (auto& [k, val] : pa.items()) alt.set(k, val);
+          }
           v.const_attrs = normalize_attrs(*def, std::move(a));
+          v.alt_const_attrs = normalize_attrs(*def, std::move(alt));
           def->infer(v.const_attrs, {});
+          def->infer(v.alt_const_attrs, {});
         } catch (const Error&) {
           return;
         }
@@ -143,13 +161,15 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
       };
       if (name == "cpool" || name == "iconv") {
         base.readers = {{"conv", 1}};
-        for (int64_t c : sizes.channels) add_const(Attrs{{"channels", c}});
+        for (int64_t c : sizes.channels)
+          add_const(Attrs{{"channels", c}}, Attrs{{"channels", alt_dim(c)}});
       } else if (name == "imatmul") {
         base.readers = {{"matmul", -1}};
-        for (int64_t n : sizes.inner) add_const(Attrs{{"n", n}});
+        for (int64_t n : sizes.inner) add_const(Attrs{{"n", n}}, Attrs{{"n", alt_dim(n)}});
       } else if (name == "iewmul") {
         base.readers = {{"ewmul", -1}, {"ewadd", -1}};
-        for (const Shape& s : sizes.data_shapes) add_const(Attrs{{"shape", s}});
+        for (const Shape& s : sizes.data_shapes)
+          add_const(Attrs{{"shape", s}}, Attrs{{"shape", alt_shape(s, Role::Data)}});
       } else {
         throw Error(fmt::format("constant '{}' has no sizing rule in the generator", name));
       }

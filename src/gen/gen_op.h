@@ -29,6 +29,7 @@ struct GenOp {
   std::string name;                // axiom name: "conv", "split", "cpool"
   std::vector<AxiomParam> params;  // one value per def->axiom_params
   Attrs const_attrs;               // constants only: complete attributes
+  Attrs alt_const_attrs;           // the same, sized for the re-test pool (alt_shape)
   int arity = 0;                   // tensor inputs
   int num_outputs = 1;             // split has two
   std::array<SlotRule, kMaxArity> slots{SlotRule::Any, SlotRule::Any};
@@ -42,8 +43,16 @@ struct GenOp {
   bool may_be_read_by(const GenOp& reader, int slot) const;
 };
 
-// Parameter domains by name (stride, padding, act, kernel, axis), as declared in the axioms.
+// Parameter domains by name (stride, padding, act, kernel, axis), as declared in the axioms;
+// an entry "op.param" (poolavg.kernel) overrides the domain for that operator alone.
 using ParamDomains = std::map<std::string, std::vector<AxiomParam>>;
+
+// The re-test pool's shapes: every dimension d > 1 becomes d + 1, except the spatial
+// dimensions of 4-d weights (kernel sizes are what parameters like enlarge's refer to).
+// Candidates that hold only by a coincidence of the fingerprint pool's sizes (a valid conv
+// whose output is 1x1 ignores its stride) fail on these shapes.
+Shape alt_shape(const Shape& s, Role role);
+int64_t alt_dim(int64_t d);
 
 // The generator operator set: every operator of the axiom language (design.md section 2).
 std::vector<std::string> all_generator_ops();

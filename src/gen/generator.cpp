@@ -35,6 +35,17 @@ rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed) {
   return r;
 }
 
+bool usable_direction(const std::vector<rules::TermPtr>& src,
+                      const std::vector<rules::TermPtr>& dst) {
+  for (auto& t : src)
+    if (t->kind != rules::Term::Kind::App) return false;
+  std::vector<std::string> sv = variables_of(src);
+  std::set<std::string> bound(sv.begin(), sv.end());
+  for (auto& v : variables_of(dst))
+    if (!bound.count(v)) return false;
+  return true;
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -58,16 +69,29 @@ int num_vars(const Equality& e) {
   return static_cast<int>(variables_of(all).size());
 }
 
-// Proves the rules of `eqs` (lhs -> rhs) with the prover; one outcome each.
+// Proves the equalities `eqs` with the prover, each as a rule in a direction the rule
+// language can state; one outcome each. An equality with no such direction (a variable on
+// both sides' outputs) is not proved.
 std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const Equality*>& eqs,
                                     uint64_t& calls) {
+  std::vector<ProofOutcome> out(eqs.size());
   std::vector<rules::Rule> batch;
-  for (size_t i = 0; i < eqs.size(); ++i)
-    batch.push_back(to_rule(*eqs[i], fmt::format("c{}", i), false));
+  std::vector<size_t> where;
+  for (size_t i = 0; i < eqs.size(); ++i) {
+    const Equality& e = *eqs[i];
+    bool fwd = usable_direction(e.lhs, e.rhs);
+    if (!fwd && !usable_direction(e.rhs, e.lhs)) {
+      out[i].reason = "not expressible as a rule (a bare variable or unbound variable either way)";
+      continue;
+    }
+    batch.push_back(to_rule(e, fmt::format("c{}", i), !fwd));
+    where.push_back(i);
+  }
   calls += batch.size();
-  if (batch.empty()) return {};
-  std::vector<ProofOutcome> out = prove(batch);
-  if (out.size() != batch.size()) throw Error("prover returned the wrong number of outcomes");
+  if (batch.empty()) return out;
+  std::vector<ProofOutcome> got = prove(batch);
+  if (got.size() != batch.size()) throw Error("prover returned the wrong number of outcomes");
+  for (size_t k = 0; k < where.size(); ++k) out[where[k]] = std::move(got[k]);
   return out;
 }
 

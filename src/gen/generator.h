@@ -63,6 +63,11 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
 // variables in order of first occurrence.
 rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed);
 
+// True when lhs -> rhs can drive a rewrite: every source output applies an operator and the
+// target uses only variables the source binds (the rule language requires both).
+bool usable_direction(const std::vector<rules::TermPtr>& src,
+                      const std::vector<rules::TermPtr>& dst);
+
 // Peak resident set size of this process so far.
 uint64_t peak_rss_bytes();
 

@@ -2,11 +2,12 @@
 
 namespace graphsub::gen {
 
-GraphEvaluator::GraphEvaluator(const Space& s) : s_(s), ev_(s.variants) {
+GraphEvaluator::GraphEvaluator(const Space& s, bool alt) : s_(s), alt_(alt), ev_(s.variants, alt) {
   for (size_t p = 0; p < s.num_pool(); ++p) {
-    pool_types_.push_back(ev_.types().intern(s.pool_types[p]));
-    pool_hashes_.push_back(value_hash(ev_.types().hash(pool_types_[p]), s.pool_u32[p].data(),
-                                      static_cast<int64_t>(s.pool_u32[p].size())));
+    pool_types_.push_back(ev_.types().intern(alt ? s.alt_types[p] : s.pool_types[p]));
+    const auto& u = alt ? s.alt_u32[p] : s.pool_u32[p];
+    pool_hashes_.push_back(
+        value_hash(ev_.types().hash(pool_types_[p]), u.data(), static_cast<int64_t>(u.size())));
   }
 }
 
@@ -22,8 +23,8 @@ EvaluatedGraph GraphEvaluator::evaluate(const CompactGraph& g, bool with_float) 
   for (size_t i = 0; i < p; ++i) {
     types[i] = pool_types_[i];
     hashes[i] = pool_hashes_[i];
-    u_ptr[i] = s_.pool_u32[i].data();
-    f_ptr[i] = s_.pool_f32[i].data();
+    u_ptr[i] = (alt_ ? s_.alt_u32[i] : s_.pool_u32[i]).data();
+    f_ptr[i] = (alt_ ? s_.alt_f32[i] : s_.pool_f32[i]).data();
   }
   EvaluatedGraph r;
   for (int k = 0; k < g.num_ops; ++k) {
@@ -75,7 +76,7 @@ EvaluatedGraph GraphEvaluator::evaluate(const CompactGraph& g, bool with_float) 
     r.output_hashes.push_back(hashes[t]);
     if (with_float) {
       if (t < p)
-        r.output_f32.push_back(s_.pool_f32[t]);
+        r.output_f32.push_back(alt_ ? s_.alt_f32[t] : s_.pool_f32[t]);
       else
         r.output_f32.push_back(f[t]);
     }

@@ -20,14 +20,19 @@ struct EvaluatedGraph {
 
 class GraphEvaluator {
  public:
-  explicit GraphEvaluator(const Space& s);
+  // `alt`: on the re-test pool (other sizes, other values) instead of the fingerprint pool.
+  explicit GraphEvaluator(const Space& s, bool alt = false);
   EvaluatedGraph evaluate(const CompactGraph& g, bool with_float);
   Evaluator& evaluator() { return ev_; }
-  // Exact value hash of a pool tensor.
+  // Exact value hash of a pool tensor, and its float values.
   uint64_t pool_hash(size_t p) const { return pool_hashes_[p]; }
+  const std::vector<float>& pool_f32(size_t p) const {
+    return alt_ ? s_.alt_f32[p] : s_.pool_f32[p];
+  }
 
  private:
   const Space& s_;
+  bool alt_;
   Evaluator ev_;
   std::vector<TypeId> pool_types_;
   std::vector<uint64_t> pool_hashes_;

@@ -2,24 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <set>
-
 #include "rules/rule_printer.h"
 
 namespace graphsub::gen {
 
 namespace {
-
-bool usable_direction(const std::vector<rules::TermPtr>& src,
-                      const std::vector<rules::TermPtr>& dst) {
-  for (auto& t : src)
-    if (t->kind != rules::Term::Kind::App) return false;
-  std::vector<std::string> sv = variables_of(src);
-  std::set<std::string> bound(sv.begin(), sv.end());
-  for (auto& v : variables_of(dst))
-    if (!bound.count(v)) return false;
-  return true;
-}
 
 std::string header(const GeneratorResult& r, const LibraryInfo& info, const char* what) {
   std::string h = fmt::format("; {}, produced by:\n;   {}\n", what, info.command);

@@ -25,7 +25,11 @@ struct Space {
   std::vector<PoolTensor> pool;
   std::vector<TensorType> pool_types;
   std::vector<std::vector<uint32_t>> pool_u32;  // fingerprint inputs
-  std::vector<std::vector<float>> pool_f32;     // numerical re-test inputs
+  std::vector<std::vector<float>> pool_f32;     // float values on the fingerprint shapes
+  // The re-test pool: the same tensors with other sizes (alt_shape) and float values.
+  std::vector<TensorType> alt_types;
+  std::vector<std::vector<uint32_t>> alt_u32;
+  std::vector<std::vector<float>> alt_f32;
   std::vector<Alias> aliases;
   int max_ops = 3;
   uint64_t seed = 1;
