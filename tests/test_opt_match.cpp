@@ -58,8 +58,9 @@ TEST(OptMatch, MultiOutputRuleMergesMatmulsSharingAnOperand) {
   b.output("c", other);
   Graph g = b.finish();
   auto cands = apply(rule(kMergeMatmuls), g);
-  // (m1, m2) and (m2, m1) both match; shapes differ so both type-check.
-  ASSERT_EQ(cands.size(), 2u);
+  // (m1, m2) and its mirror (m2, m1) are the same rewrite: the outputs are interchangeable,
+  // so only the match with ascending tensors is emitted.
+  ASSERT_EQ(cands.size(), 1u);
   const Graph& r = cands[0].graph;
   EXPECT_EQ(count_op(r, "matmul"), 2u);
   EXPECT_EQ(count_op(r, "split"), 1u);

@@ -10,5 +10,6 @@ struct GlobalFlags {
 };
 
 void add_demo_command(CLI::App& app, GlobalFlags& flags);
+void add_optimize_command(CLI::App& app, GlobalFlags& flags);
 
 }  // namespace graphsub

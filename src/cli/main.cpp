@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   graphsub::GlobalFlags flags;
   app.add_flag("-q,--quiet", flags.quiet, "no progress lines or informational output");
   graphsub::add_demo_command(app, flags);
+  graphsub::add_optimize_command(app, flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -26,8 +26,8 @@ double seconds_since(Clock::time_point t) {
 }
 
 // Best of `runs` timed runs of the fast executor on g.
-double best_run_seconds(const Graph& g, int runs) {
-  OnednnExecutor ex(g);
+double best_run_seconds(const Graph& g, int runs, int threads) {
+  OnednnExecutor ex(g, {.threads = threads});
   auto feeds = random_feeds(g, 7);
   ex.run(feeds);
   double best = 1e30;
@@ -39,12 +39,12 @@ double best_run_seconds(const Graph& g, int runs) {
   return best;
 }
 
-double measure_peak_gflops() {
+double measure_peak_gflops(int threads) {
   const int64_t n = 768;
   GraphBuilder b;
   auto x = b.input("x", {n, n});
   b.output("y", b.matmul(x, b.weight("w", {n, n})));
-  double s = best_run_seconds(b.finish(), 10);
+  double s = best_run_seconds(b.finish(), 10, threads);
   return 2.0 * n * n * n / s / 1e9;
 }
 
@@ -61,13 +61,13 @@ double measure_bandwidth_gbs() {
   return 2.0 * static_cast<double>(n * sizeof(float)) / best / 1e9;
 }
 
-double measure_op_overhead_us() {
+double measure_op_overhead_us(int threads) {
   const int chain = 64;
   GraphBuilder b;
   auto t = b.input("x", {1, 16});
   for (int i = 0; i < chain; ++i) t = i % 2 ? b.relu(t) : b.tanh(t);
   b.output("y", t);
-  return best_run_seconds(b.finish(), 50) / chain * 1e6;
+  return best_run_seconds(b.finish(), 50, threads) / chain * 1e6;
 }
 
 }  // namespace
@@ -93,23 +93,26 @@ std::string cpu_model_name() {
   return "unknown CPU";
 }
 
-static int thread_count() {
+int effective_threads(int threads) {
+  if (threads > 0) return threads;
+  if (const char* e = std::getenv("OMP_NUM_THREADS"); e && std::atoi(e) > 0) return std::atoi(e);
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-std::string cpu_tag() {
-  std::string s = fmt::format("{}|{}|{}", cpu_model_name(), onednn_cpu_isa(), thread_count());
+std::string cpu_tag(int threads) {
+  std::string s =
+      fmt::format("{}|{}|{}", cpu_model_name(), onednn_cpu_isa(), effective_threads(threads));
   return fmt::format("{:016x}", hash_bytes(s.data(), s.size()));
 }
 
-MachineProfile measure_machine() {
+MachineProfile measure_machine(int threads) {
   MachineProfile p;
   p.cpu = cpu_model_name();
   p.isa = onednn_cpu_isa();
-  p.threads = thread_count();
-  p.peak_gflops = measure_peak_gflops();
+  p.threads = effective_threads(threads);
+  p.peak_gflops = measure_peak_gflops(p.threads);
   p.bandwidth_gbs = measure_bandwidth_gbs();
-  p.op_overhead_us = measure_op_overhead_us();
+  p.op_overhead_us = measure_op_overhead_us(p.threads);
   return p;
 }
 
@@ -120,9 +123,10 @@ std::string default_cache_dir() {
   return ".graphsub-cache";
 }
 
-MachineProfile cached_machine_profile(const std::string& cache_dir, Reporter& reporter) {
+MachineProfile cached_machine_profile(const std::string& cache_dir, int threads,
+                                      Reporter& reporter) {
   namespace fs = std::filesystem;
-  fs::path path = fs::path(cache_dir) / fmt::format("machine-{}.json", cpu_tag());
+  fs::path path = fs::path(cache_dir) / fmt::format("machine-{}.json", cpu_tag(threads));
   if (std::ifstream in(path); in) {
     try {
       auto j = nlohmann::json::parse(in);
@@ -139,7 +143,7 @@ MachineProfile cached_machine_profile(const std::string& cache_dir, Reporter& re
     }
   }
   reporter.info("measuring this machine's peak compute, bandwidth and per-operator overhead");
-  MachineProfile p = measure_machine();
+  MachineProfile p = measure_machine(threads);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   nlohmann::json j = {{"cpu", p.cpu},

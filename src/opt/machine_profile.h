@@ -22,14 +22,20 @@ struct MachineProfile {
 };
 
 std::string cpu_model_name();
-MachineProfile measure_machine();
-// The profile cached in `cache_dir` for this CPU, measured and stored there when absent.
-MachineProfile cached_machine_profile(const std::string& cache_dir, Reporter& reporter);
+// threads: OpenMP threads of the fast executor (0: all cores the process may use).
+MachineProfile measure_machine(int threads);
+// The profile cached in `cache_dir` for this CPU and thread count, measured and stored there
+// when absent.
+MachineProfile cached_machine_profile(const std::string& cache_dir, int threads,
+                                      Reporter& reporter);
 
 // The cache directory: $GRAPHSUB_CACHE_DIR, else $XDG_CACHE_HOME/graphsub, else
 // ~/.cache/graphsub, else .graphsub-cache in the working directory.
 std::string default_cache_dir();
-// A short stable tag for the CPU (hash of model name, ISA and thread count) for file names.
-std::string cpu_tag();
+// A short stable tag for the CPU and thread count (hash of model name, ISA and threads) for
+// file names.
+std::string cpu_tag(int threads);
+// The thread count an executor with `threads` (0: default) actually uses.
+int effective_threads(int threads);
 
 }  // namespace graphsub::opt

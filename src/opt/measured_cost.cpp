@@ -12,18 +12,13 @@
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "opt/graph_index.h"
+#include "opt/runtime.h"
 
 namespace graphsub::opt {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
 
 // A graph holding just this operator: constant inputs become weights with data (the executor
 // prepares them at compile time, as in the real graph), the others graph inputs.
@@ -51,24 +46,12 @@ double megabytes(const OpConfig& c) {
 
 }  // namespace
 
-double measure_graph_ms(const Graph& g, int runs) {
-  OnednnExecutor ex(g);
-  auto feeds = random_feeds(g, 11);
-  ex.run(feeds);
-  ex.run(feeds);
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) {
-    auto s = Clock::now();
-    ex.run(feeds);
-    t.push_back(std::chrono::duration<double, std::milli>(Clock::now() - s).count());
-  }
-  return median(t);
-}
-
 MeasuredCostModel::MeasuredCostModel(std::string cache_dir, MachineProfile machine,
                                      Reporter& reporter)
     : machine_(std::move(machine)), reporter_(reporter) {
-  path_ = (std::filesystem::path(cache_dir) / fmt::format("op-costs-{}.json", cpu_tag())).string();
+  path_ = (std::filesystem::path(cache_dir) /
+           fmt::format("op-costs-{}.json", cpu_tag(machine_.threads)))
+              .string();
   std::ifstream in(path_);
   if (!in) return;
   try {
@@ -144,7 +127,7 @@ double MeasuredCostModel::isolated_us(const OpConfig& c) {
     us = megabytes(c) / machine_.bandwidth_gbs * 1e3;
   } else {
     Graph g = single_op_graph(c);
-    OnednnExecutor ex(g);
+    OnednnExecutor ex(g, {.threads = machine_.threads});
     auto feeds = random_feeds(g, 5);
     std::vector<NodeTime> times;
     ex.run(feeds, times);  // warm-up

@@ -22,7 +22,8 @@ namespace graphsub::opt {
 
 class MeasuredCostModel : public CostModel {
  public:
-  // Loads <cache_dir>/op-costs-<cpu_tag()>.json when present.
+  // Loads <cache_dir>/op-costs-<cpu_tag(machine.threads)>.json when present. Operators are
+  // timed with machine.threads threads.
   MeasuredCostModel(std::string cache_dir, MachineProfile machine, Reporter& reporter);
   ~MeasuredCostModel() override;  // saves new measurements (errors are reported, not thrown)
 
@@ -55,8 +56,5 @@ class MeasuredCostModel : public CostModel {
   bool dirty_ = false;
   size_t measured_now_ = 0;
 };
-
-// Median run time in milliseconds of the whole graph on the fast executor (after warm-up).
-double measure_graph_ms(const Graph& g, int runs);
 
 }  // namespace graphsub::opt

@@ -49,7 +49,7 @@ std::map<std::string, size_t> op_counts(const Graph& g) {
 
 std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter& reporter) {
   std::string dir = opts.cache_dir.empty() ? default_cache_dir() : opts.cache_dir;
-  MachineProfile m = cached_machine_profile(dir, reporter);
+  MachineProfile m = cached_machine_profile(dir, opts.threads, reporter);
   if (opts.cost == CostKind::Analytic) return std::make_unique<AnalyticCostModel>(m);
   return std::make_unique<MeasuredCostModel>(dir, m, reporter);
 }

@@ -23,7 +23,10 @@ struct OptimizeOptions {
   SearchOptions search;
   RuleLibraryOptions rules;
   CostKind cost = CostKind::Analytic;
-  std::string cache_dir;   // "": default_cache_dir()
+  std::string cache_dir;  // "": default_cache_dir()
+  // OpenMP threads of the fast executor when measuring (0: all cores). On a machine shared
+  // with other busy processes, 1 gives far steadier timings.
+  int threads = 1;
   bool precompute = true;  // fold weight expressions into weights
   bool check = true;       // numerical check of the result (reference executor)
   double rtol = 1e-4;

@@ -96,6 +96,44 @@ bool holds(const Term& c, const Scope& s) {
 
 }  // namespace
 
+namespace {
+
+void count_vars(const Term& t, std::map<std::string, int>& n) {
+  if (t.kind == Term::Kind::Var) ++n[t.name];
+  for (auto& a : t.args) count_vars(*a, n);
+}
+
+// The term's text with the variables in `own` renamed by order of first occurrence.
+std::string renamed(const TermPtr& t, const std::set<std::string>& own) {
+  std::map<std::string, std::string> names;
+  auto go = [&](auto&& self, const TermPtr& u) -> TermPtr {
+    if (u->kind == Term::Kind::Var && own.count(u->name)) {
+      auto it = names.emplace(u->name, fmt::format("_{}", names.size())).first;
+      return Term::var(it->second);
+    }
+    if (u->kind != Term::Kind::App) return u;
+    std::vector<TermPtr> args;
+    for (auto& a : u->args) args.push_back(self(self, a));
+    return Term::app(u->name, std::move(args));
+  };
+  return rules::term_str(go(go, t));
+}
+
+// True when source outputs a and b differ only in variables each uses alone.
+bool interchangeable(const TermPtr& a, const TermPtr& b) {
+  std::map<std::string, int> in_a, in_b;
+  count_vars(*a, in_a);
+  count_vars(*b, in_b);
+  std::set<std::string> own_a, own_b;
+  for (auto& [v, n] : in_a)
+    if (!in_b.count(v)) own_a.insert(v);
+  for (auto& [v, n] : in_b)
+    if (!in_a.count(v)) own_b.insert(v);
+  return renamed(a, own_a) == renamed(b, own_b);
+}
+
+}  // namespace
+
 Pattern::Pattern(const rules::Rule& rule) : rule_name_(rule.name), constraints_(rule.constraints) {
   std::vector<std::string> keys;  // canonical text per pattern node
   for (auto& p : rule.param_vars) param_vars_.push_back(p.name);
@@ -105,6 +143,10 @@ Pattern::Pattern(const rules::Rule& rule) : rule_name_(rule.name), constraints_(
                               rule.name, rules::term_str(t)));
     roots_.push_back(compile(t, keys));
   }
+  // Conditions might tell mirrored matches apart; only unconditional rules are reduced.
+  interchangeable_.assign(rule.source.size(), 0);
+  for (size_t i = 1; i < rule.source.size() && rule.constraints.empty(); ++i)
+    interchangeable_[i] = interchangeable(rule.source[i - 1], rule.source[i]);
 }
 
 int Pattern::compile(const TermPtr& t, std::vector<std::string>& keys) {
@@ -278,6 +320,9 @@ void Pattern::extend(size_t root, State& s, const GraphIndex& ix, std::vector<Ma
     return;
   }
   for (TensorRef t : root_candidates(root, s, ix)) {
+    if (root > 0 && interchangeable_[root] &&
+        !(s.tensors[static_cast<size_t>(roots_[root - 1])] < t))
+      continue;
     State next = s;
     if (bind(roots_[root], t, next, ix.graph())) extend(root + 1, next, ix, out);
   }

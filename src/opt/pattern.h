@@ -54,6 +54,10 @@ class Pattern {
   void extend(size_t root, State& s, const GraphIndex& ix, std::vector<Match>& out) const;
   std::vector<TensorRef> root_candidates(size_t root, const State& s, const GraphIndex& ix) const;
 
+  // interchangeable_[i] for root i > 0: roots i-1 and i are the same pattern up to renaming
+  // the variables only they use, so a match and its mirror image (those roots swapped) are the
+  // same rewrite; only the match with ascending tensors is kept.
+  std::vector<uint8_t> interchangeable_;
   std::string rule_name_;
   std::vector<rules::TermPtr> constraints_;
   std::vector<PatternNode> nodes_;  // children before parents

@@ -20,7 +20,7 @@ struct Replacement {
 
 class Rewrite {
  public:
-  explicit Rewrite(const Graph& g) : g_(g) {}
+  explicit Rewrite(const Graph& g) : g_(g), first_new_(g.num_slots()) {}
 
   // Add nodes here (Graph::add checks attributes and infers types; it throws Error).
   Graph& graph() { return g_; }
@@ -32,6 +32,7 @@ class Rewrite {
 
  private:
   Graph g_;
+  NodeId first_new_;
 };
 
 // False when the graph has a cycle.

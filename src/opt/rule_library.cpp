@@ -14,13 +14,18 @@ namespace graphsub::opt {
 
 std::vector<std::string> default_rule_files() {
   namespace fs = std::filesystem;
-  const char* rel = "rules/default.rules";
-  if (fs::exists(rel)) return {rel};
+  std::vector<std::string> files;
+  for (const char* rel : {"rules/default.rules", "rules/merges.rules"}) {
+    if (fs::exists(rel)) {
+      files.push_back(rel);
+      continue;
+    }
 #ifdef GRAPHSUB_SOURCE_DIR_FOR_RULES
-  std::string in_tree = std::string(GRAPHSUB_SOURCE_DIR_FOR_RULES) + "/" + rel;
-  if (fs::exists(in_tree)) return {in_tree};
+    std::string in_tree = std::string(GRAPHSUB_SOURCE_DIR_FOR_RULES) + "/" + rel;
+    if (fs::exists(in_tree)) files.push_back(in_tree);
 #endif
-  return {};
+  }
+  return files;
 }
 
 RuleLibrary::RuleLibrary(const RuleLibraryOptions& opts, Reporter& reporter) {

@@ -34,8 +34,8 @@ class RuleLibrary {
   size_t skipped_ = 0;
 };
 
-// rules/default.rules under the working directory, else under the source tree; empty when
-// neither exists (then only the built-in rules are used).
+// rules/default.rules (generated) and rules/merges.rules, each from the working directory,
+// else from the source tree, when it exists.
 std::vector<std::string> default_rule_files();
 
 }  // namespace graphsub::opt

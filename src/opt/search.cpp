@@ -8,6 +8,7 @@
 
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "opt/graph_hashing.h"
 #include "opt/graph_index.h"
 #include "opt/rewrite.h"
 
@@ -18,8 +19,11 @@ using Clock = std::chrono::steady_clock;
 
 // Rewrites leave holes in the node table; renumber once they dominate, so long rewrite chains
 // do not grow the table. Depends only on the graph, so replays renumber identically.
+bool needs_compaction(const Graph& g) {
+  return g.num_slots() > 2 * g.num_nodes() + 64;
+}
 void normalize(Graph& g) {
-  if (g.num_slots() > 2 * g.num_nodes() + 64) g.compact();
+  if (needs_compaction(g)) g.compact();
 }
 
 // Persistent list of the steps that led to a graph (shared by all its descendants).
@@ -37,6 +41,7 @@ std::vector<Step> unwind(const std::shared_ptr<const History>& h) {
 struct Entry {
   Graph graph;
   std::shared_ptr<const History> history;
+  std::vector<uint64_t> hashes;  // canonical node hashes (node_hashes), reused by children
 };
 using Key = std::pair<double, uint64_t>;  // (cost, discovery order): deterministic ties
 
@@ -79,9 +84,11 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   std::shared_ptr<const History> best_history;
 
   std::map<Key, Entry> queue;
-  std::set<uint64_t> seen{structural_hash(input)};
+  auto input_hashes = node_hashes(input);
+  std::set<uint64_t> seen{graph_hash(input, input_hashes)};
   uint64_t order = 0;
-  queue.emplace(Key{res.initial_cost, order++}, Entry{input, nullptr});
+  queue.emplace(Key{res.initial_cost, order++}, Entry{input, nullptr, std::move(input_hashes)});
+  std::vector<NodeId> topo;
   res.stopped_by = "exhausted";
   bool out_of_time = false;
 
@@ -117,9 +124,15 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
         }
         double c = candidate_cost(g, costs, total, constant, cand.graph, model);
         if (!(c < opts.alpha * res.best_cost)) return;
-        if (!acyclic(cand.graph)) return;
-        normalize(cand.graph);
-        if (!seen.insert(structural_hash(cand.graph)).second) return;
+        if (!topological_order(cand.graph, topo)) return;  // the rewrite closed a cycle
+        std::vector<uint64_t> hashes;
+        if (needs_compaction(cand.graph)) {
+          cand.graph.compact();
+          hashes = node_hashes(cand.graph);
+        } else {
+          hashes = child_node_hashes(g, cur.hashes, cand.graph, topo);
+        }
+        if (!seen.insert(graph_hash(cand.graph, hashes)).second) return;
         auto h = std::make_shared<const History>(History{
             Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
         if (c < res.best_cost) {
@@ -128,7 +141,8 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
           best_history = h;
         }
         ++res.kept;
-        queue.emplace(Key{c, order++}, Entry{std::move(cand.graph), std::move(h)});
+        queue.emplace(Key{c, order++},
+                      Entry{std::move(cand.graph), std::move(h), std::move(hashes)});
         if (queue.size() > opts.max_queue) {
           queue.erase(std::prev(queue.end()));
           ++res.dropped;

@@ -1,0 +1,87 @@
+#include "opt/graph_hashing.h"
+
+#include <algorithm>
+
+#include "ir/hash.h"
+
+namespace graphsub::opt {
+
+bool topological_order(const Graph& g, std::vector<NodeId>& order) {
+  size_t n = g.num_slots();
+  std::vector<uint32_t> pending(n, 0), start(n + 1, 0);
+  // Consumer edges in CSR form (one per input occurrence).
+  for (NodeId i = 0; i < n; ++i) {
+    if (!g.alive(i)) continue;
+    for (auto r : g.node(i).inputs) {
+      if (!g.alive(r.node)) return false;  // dangling: not a valid graph
+      ++start[r.node + 1];
+      ++pending[i];
+    }
+  }
+  for (size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  std::vector<NodeId> edges(start[n]);
+  std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+  for (NodeId i = 0; i < n; ++i) {
+    if (!g.alive(i)) continue;
+    for (auto r : g.node(i).inputs) edges[fill[r.node]++] = i;
+  }
+  order.clear();
+  for (NodeId i = 0; i < n; ++i)
+    if (g.alive(i) && pending[i] == 0) order.push_back(i);
+  for (size_t k = 0; k < order.size(); ++k) {
+    NodeId v = order[k];
+    for (uint32_t e = start[v]; e < start[v + 1]; ++e)
+      if (--pending[edges[e]] == 0) order.push_back(edges[e]);
+  }
+  return order.size() == g.num_nodes();
+}
+
+// One node's canonical hash, with the same encoding as node_hashes() in src/ir/hash.cpp.
+static uint64_t hash_node(const Graph& g, NodeId id, const std::vector<uint64_t>& h) {
+  const Node& n = g.node(id);
+  Hasher x;
+  x.add(std::string_view(n.op->name)).add(n.attrs);
+  if (n.is_source()) x.add(std::string_view(n.name));
+  x.add(static_cast<uint64_t>(n.outputs.size()));
+  for (auto& t : n.outputs) x.add(t);
+  for (auto r : n.inputs) x.add(h[r.node]).add(static_cast<uint64_t>(r.output));
+  return x.digest();
+}
+
+std::vector<uint64_t> child_node_hashes(const Graph& parent,
+                                        const std::vector<uint64_t>& parent_hash,
+                                        const Graph& child,
+                                        const std::vector<NodeId>& child_order) {
+  std::vector<uint64_t> h(child.num_slots(), 0);
+  std::vector<uint8_t> changed(child.num_slots(), 0);
+  for (NodeId id : child_order) {
+    bool same = id < parent.num_slots() && parent.alive(id) && &parent.node(id) == &child.node(id);
+    if (same)
+      for (auto r : child.node(id).inputs) same = same && !changed[r.node];
+    if (same) {
+      h[id] = parent_hash[id];
+    } else {
+      h[id] = hash_node(child, id, h);
+      changed[id] = id >= parent.num_slots() || !parent.alive(id) || h[id] != parent_hash[id];
+    }
+  }
+  return h;
+}
+
+uint64_t graph_hash(const Graph& g, const std::vector<uint64_t>& node_hash) {
+  std::vector<uint64_t> alive;
+  alive.reserve(g.num_nodes());
+  for (NodeId i = 0; i < g.num_slots(); ++i)
+    if (g.alive(i)) alive.push_back(node_hash[i]);
+  std::sort(alive.begin(), alive.end());  // multiset of nodes: independent of numbering
+  Hasher x;
+  x.add(static_cast<uint64_t>(alive.size()));
+  for (auto v : alive) x.add(v);
+  for (auto& o : g.outputs())
+    x.add(std::string_view(o.name))
+        .add(node_hash[o.ref.node])
+        .add(static_cast<uint64_t>(o.ref.output));
+  return x.digest();
+}
+
+}  // namespace graphsub::opt

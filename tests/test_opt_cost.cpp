@@ -1,0 +1,180 @@
+// Cost models: the analytic roofline, free weight expressions, the measured table and its
+// cache file, calibration fitting and rank correlation.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ir/builder.h"
+#include "ir/error.h"
+#include "opt/analytic_cost.h"
+#include "opt/calibration.h"
+#include "opt/graph_index.h"
+#include "opt/machine_profile.h"
+#include "opt/measured_cost.h"
+
+namespace graphsub::opt {
+namespace {
+
+MachineProfile fixed_machine() {
+  return {.cpu = "test CPU",
+          .isa = "any",
+          .threads = 1,
+          .peak_gflops = 100,
+          .bandwidth_gbs = 10,
+          .op_overhead_us = 2};
+}
+
+std::string temp_dir(const std::string& name) {
+  auto d = std::filesystem::temp_directory_path() / ("graphsub-test-" + name);
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d.string();
+}
+
+TEST(OptCost, AnalyticIsARooflinePlusOverhead) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 64, 28, 28});
+  auto c = b.conv(x, b.weight("w", {64, 64, 3, 3}), {.pad = 1});
+  b.output("y", b.relu(c));
+  Graph g = b.finish();
+  AnalyticCostModel m(fixed_machine());
+  auto constant = constant_nodes(g);
+  NodeId conv = c.node, relu = g.outputs()[0].ref.node;
+  std::vector<TensorType> in = {g.type(g.node(conv).inputs[0]), g.type(g.node(conv).inputs[1])};
+  OpCost cc = op_cost(*g.node(conv).op, g.node(conv).attrs, in, g.node(conv).outputs);
+  double expect = std::max(cc.flops / 100e3, cc.bytes / 10e3) + 2;
+  EXPECT_NEAR(m.node_cost(g, conv, constant), expect, 1e-9);
+  EXPECT_GT(m.node_cost(g, conv, constant), m.node_cost(g, relu, constant));
+  EXPECT_NEAR(m.graph_cost(g), m.node_cost(g, conv, constant) + m.node_cost(g, relu, constant),
+              1e-9);
+  EXPECT_EQ(m.node_cost(g, x.node, constant), 0);  // inputs and weights are free
+}
+
+TEST(OptCost, WeightExpressionsAreFree) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 4, 8, 8});
+  auto w = b.op("enlarge", {b.weight("w", {4, 4, 1, 1})}, {{"kernel", std::vector<int64_t>{3, 3}}});
+  b.output("y", b.conv(x, w, {.pad = 1}));
+  Graph g = b.finish();
+  AnalyticCostModel m(fixed_machine());
+  auto constant = constant_nodes(g);
+  EXPECT_TRUE(constant[w.node]);
+  EXPECT_EQ(m.node_cost(g, w.node, constant), 0);
+  EXPECT_GT(m.graph_cost(g), 0);
+  EXPECT_FALSE(constant[g.outputs()[0].ref.node]);
+}
+
+TEST(OptCost, ConfigKeysIgnoreSplitPointsButNotShapesOrConstness) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4});
+  auto w = b.weight("w", {4, 4});
+  auto m1 = b.matmul(x, w);
+  auto m2 = b.matmul(x, b.relu(b.input("v", {4, 4})));
+  b.output("a", m1);
+  b.output("b", m2);
+  Graph g = b.finish();
+  auto constant = constant_nodes(g);
+  auto k1 = config_key(op_config(g, m1.node, constant));
+  auto k2 = config_key(op_config(g, m2.node, constant));
+  EXPECT_NE(k1, k2);  // the weight is marked constant in k1 only
+  EXPECT_NE(k1.find("w:f32[4,4]"), std::string::npos) << k1;
+}
+
+TEST(OptCost, MeasuredTableIsCachedAndReused) {
+  std::string dir = temp_dir("measured");
+  GraphBuilder b;
+  auto x = b.input("x", {8, 16});
+  b.output("y", b.relu(b.matmul(x, b.weight("w", {16, 16}))));
+  Graph g = b.finish();
+  double first = 0;
+  std::string path;
+  {
+    MeasuredCostModel m(dir, fixed_machine(), null_reporter());
+    first = m.graph_cost(g);
+    EXPECT_GT(first, 0);
+    EXPECT_EQ(m.measured_now(), 2u);
+    path = m.path();
+  }  // saved here
+  ASSERT_TRUE(std::filesystem::exists(path));
+  MeasuredCostModel again(dir, fixed_machine(), null_reporter());
+  EXPECT_EQ(again.table_size(), 2u);
+  EXPECT_DOUBLE_EQ(again.graph_cost(g), first);
+  EXPECT_EQ(again.measured_now(), 0u);  // nothing re-measured
+  EXPECT_NE(again.assumptions().find("uncalibrated"), std::string::npos);
+
+  Calibration cal;
+  cal.fitted = true;
+  cal.scale = 2;
+  cal.per_op_us = 3;
+  cal.per_graph_us = 7;
+  cal.samples = 4;
+  again.set_calibration(cal);
+  again.save();
+  MeasuredCostModel calibrated(dir, fixed_machine(), null_reporter());
+  EXPECT_TRUE(calibrated.calibration().fitted);
+  EXPECT_NEAR(calibrated.graph_cost(g), 2 * first + 2 * 3 + 7, 1e-6 + 1e-9 * first);
+}
+
+TEST(OptCost, UnreadableTableIsIgnoredWithAWarning) {
+  std::string dir = temp_dir("corrupt");
+  MeasuredCostModel probe(dir, fixed_machine(), null_reporter());
+  std::ofstream(probe.path()) << "{ not json";
+  struct Collect : Reporter {
+    int warnings = 0;
+    void warn(std::string_view) override { ++warnings; }
+  } rep;
+  MeasuredCostModel m(dir, fixed_machine(), rep);
+  EXPECT_EQ(rep.warnings, 1);
+  EXPECT_EQ(m.table_size(), 0u);
+}
+
+TEST(OptCost, CachedMachineProfileIsReadBack) {
+  std::string dir = temp_dir("machine");
+  auto path = std::filesystem::path(dir) / ("machine-" + cpu_tag(1) + ".json");
+  std::ofstream(path) << R"({"cpu":"X","isa":"Y","threads":1,"peak_gflops":12.5,)"
+                      << R"("bandwidth_gbs":3.5,"op_overhead_us":0.25})";
+  MachineProfile p = cached_machine_profile(dir, 1, null_reporter());
+  EXPECT_EQ(p.cpu, "X");
+  EXPECT_DOUBLE_EQ(p.peak_gflops, 12.5);
+  EXPECT_DOUBLE_EQ(p.bandwidth_gbs, 3.5);
+  EXPECT_NE(p.str().find("12.5 GFLOP/s"), std::string::npos);
+}
+
+TEST(OptCost, CalibrationRecoversKnownCoefficients) {
+  std::vector<CalibrationSample> s;
+  for (int i = 1; i <= 12; ++i) {
+    CalibrationFeatures f{
+        .isolated_us = 100.0 * i, .ops = 10.0 + 7 * (i % 5), .megabytes = 3.0 * ((i * 7) % 11)};
+    s.push_back({f, 1.5 * f.isolated_us + 4 * f.ops + 20 * f.megabytes + 50});
+  }
+  Calibration c = fit_calibration(s);
+  EXPECT_NEAR(c.scale, 1.5, 1e-6);
+  EXPECT_NEAR(c.per_op_us, 4, 1e-6);
+  EXPECT_NEAR(c.per_mb_us, 20, 1e-6);
+  EXPECT_NEAR(c.per_graph_us, 50, 1e-4);
+  EXPECT_LT(c.fit_error, 1e-9);
+  EXPECT_THROW(fit_calibration({s[0]}), Error);
+}
+
+TEST(OptCost, CalibrationKeepsCoefficientsNonNegative) {
+  // Times that fall with the operator count would need a negative per-op term.
+  std::vector<CalibrationSample> s;
+  for (int i = 1; i <= 6; ++i)
+    s.push_back({{.isolated_us = 10.0 * i, .ops = 100.0 - i, .megabytes = 0}, 20.0 * i});
+  Calibration c = fit_calibration(s);
+  EXPECT_GE(c.per_op_us, 0);
+  EXPECT_GE(c.per_mb_us, 0);
+  EXPECT_GE(c.per_graph_us, 0);
+  EXPECT_NEAR(c.scale, 2, 1e-6);
+}
+
+TEST(OptCost, RankCorrelation) {
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  EXPECT_NEAR(rank_correlation({1, 2, 2, 3}, {1, 2, 3, 4}), 0.9487, 1e-3);  // ties averaged
+  EXPECT_THROW(rank_correlation({1}, {1}), Error);
+}
+
+}  // namespace
+}  // namespace graphsub::opt

@@ -1,0 +1,160 @@
+// The backtracking search: it finds the matmul merges in a small NasRNN, respects its budget,
+// time limit and queue bound, is deterministic, and its incremental canonical hashes and
+// replayed steps agree with recomputing from scratch.
+#include <gtest/gtest.h>
+
+#include "ir/error.h"
+#include "ir/hash.h"
+#include "models/models.h"
+#include "opt/graph_hashing.h"
+#include "opt/graph_index.h"
+#include "opt/numeric_check.h"
+#include "opt/rule_library.h"
+#include "opt/search.h"
+
+namespace graphsub::opt {
+namespace {
+
+// Deterministic stand-in for a machine: a fixed price per operator plus memory traffic, so
+// fewer, larger operators are cheaper (what per-operator overhead does on a real machine).
+class OverheadCost : public CostModel {
+ public:
+  std::string name() const override { return "test"; }
+  std::string assumptions() const override { return "10 per operator + 1 per KB"; }
+
+ protected:
+  double config_cost(const OpConfig& c) override {
+    return 10 + op_cost(*c.op, c.attrs, c.in, c.out).bytes / 1e3;
+  }
+};
+
+RuleLibrary library() {
+  RuleLibraryOptions o;
+  o.rule_files = {std::string(GRAPHSUB_SOURCE_DIR) + "/rules/merges.rules"};
+  return RuleLibrary(o, null_reporter());
+}
+
+size_t count_op(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (NodeId id = 0; id < g.num_slots(); ++id) n += g.alive(id) && g.node(id).op->name == op;
+  return n;
+}
+
+TEST(OptSearch, MergesTheMatmulsOfASmallNasRnn) {
+  Graph g = nasrnn(true, 16, 2);
+  auto lib = library();
+  OverheadCost cost;
+  SearchResult r =
+      search(g, lib.transforms(), cost, {.alpha = 1.0, .budget = 200}, null_reporter());
+  EXPECT_LT(r.best_cost, r.initial_cost);
+  // Step 1 reads the initial state, a weight: its h*W2 matmuls are weight expressions (free),
+  // so only step 2's eight sums of two matmuls merge.
+  EXPECT_EQ(count_op(r.best, "matmul"), count_op(g, "matmul") - 8);
+  EXPECT_FALSE(r.steps.empty());
+  auto c = check_equivalent(g, r.best, 4);
+  EXPECT_TRUE(c.ok) << c.detail;
+  EXPECT_EQ(r.best.outputs().size(), g.outputs().size());
+  EXPECT_EQ(r.best.outputs()[0].name, g.outputs()[0].name);
+}
+
+TEST(OptSearch, IsDeterministic) {
+  Graph g = nasrnn(true, 16, 2);
+  auto lib = library();
+  OverheadCost c1, c2;
+  auto a = search(g, lib.transforms(), c1, {.budget = 40}, null_reporter());
+  auto b = search(g, lib.transforms(), c2, {.budget = 40}, null_reporter());
+  EXPECT_EQ(structural_hash(a.best), structural_hash(b.best));
+  EXPECT_EQ(a.best_cost, b.best_cost);
+  EXPECT_EQ(a.generated, b.generated);
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) {
+    EXPECT_EQ(a.steps[i].rule, b.steps[i].rule);
+    EXPECT_EQ(a.steps[i].where, b.steps[i].where);
+  }
+}
+
+TEST(OptSearch, RespectsBudgetTimeLimitAndQueueBound) {
+  Graph g = nasrnn(true, 16, 3);
+  auto lib = library();
+  OverheadCost cost;
+  auto r = search(g, lib.transforms(), cost, {.budget = 7, .max_queue = 5}, null_reporter());
+  EXPECT_EQ(r.expanded, 7u);
+  EXPECT_EQ(r.stopped_by, "budget");
+  EXPECT_LE(r.peak_queue, 5u);
+  EXPECT_GT(r.dropped, 0u);
+  auto t =
+      search(g, lib.transforms(), cost, {.budget = 100000, .time_limit_s = 1e-9}, null_reporter());
+  EXPECT_EQ(t.stopped_by, "time limit");
+  EXPECT_LE(t.expanded, 1u);
+}
+
+TEST(OptSearch, StopsWhenNothingIsLeft) {
+  Graph g = demo_model();
+  std::vector<const Transform*> none;
+  OverheadCost cost;
+  auto r = search(g, none, cost, {}, null_reporter());
+  EXPECT_EQ(r.stopped_by, "exhausted");
+  EXPECT_EQ(r.expanded, 1u);
+  EXPECT_EQ(structural_hash(r.best), structural_hash(g));
+  EXPECT_TRUE(r.steps.empty());
+}
+
+TEST(OptSearch, ReplayReproducesTheResult) {
+  Graph g = nasrnn(true, 16, 2);
+  auto lib = library();
+  OverheadCost cost;
+  auto r = search(g, lib.transforms(), cost, {.alpha = 1.0, .budget = 60}, null_reporter());
+  ASSERT_FALSE(r.steps.empty());
+  auto graphs = replay_steps(g, lib.transforms(), r.steps, r.steps.size());
+  ASSERT_EQ(graphs.size(), r.steps.size());
+  EXPECT_EQ(structural_hash(graphs.back()), structural_hash(r.best));
+  auto bad = r.steps;
+  bad[0].ordinal = 1u << 30;
+  EXPECT_THROW(replay_steps(g, lib.transforms(), bad, 1), Error);
+}
+
+TEST(OptSearch, IncrementalHashesEqualTheCanonicalOnes) {
+  Graph g = nasrnn(true, 8, 2);
+  auto lib = library();
+  auto base = node_hashes(g);
+  GraphIndex ix(g);
+  size_t checked = 0;
+  for (const Transform* t : lib.transforms()) {
+    t->apply(ix, [&](Candidate&& c) {
+      std::vector<NodeId> order;
+      ASSERT_TRUE(topological_order(c.graph, order));
+      auto inc = child_node_hashes(g, base, c.graph, order);
+      auto full = node_hashes(c.graph);
+      for (NodeId id = 0; id < c.graph.num_slots(); ++id) {
+        if (c.graph.alive(id)) {
+          ASSERT_EQ(inc[id], full[id]) << c.graph.describe(id);
+        }
+      }
+      EXPECT_EQ(graph_hash(c.graph, inc), structural_hash(c.graph));
+      ++checked;
+    });
+  }
+  EXPECT_GT(checked, 10u);
+}
+
+TEST(OptSearch, TopologicalOrderFindsCycles) {
+  Graph g = demo_model();
+  std::vector<NodeId> order;
+  ASSERT_TRUE(topological_order(g, order));
+  EXPECT_EQ(order.size(), g.num_nodes());
+  // Make the first relu read its own consumer: a cycle.
+  NodeId relu = 0, later = 0;
+  for (NodeId id = 0; id < g.num_slots(); ++id) {
+    if (!g.alive(id)) continue;
+    if (g.node(id).op->name == "relu" && !relu) relu = id;
+  }
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id) && !g.node(id).inputs.empty() && g.node(id).inputs[0].node == relu) later = id;
+  ASSERT_NE(relu, 0u);
+  ASSERT_NE(later, 0u);
+  g.set_inputs(relu, {{later, 0}});
+  EXPECT_FALSE(topological_order(g, order));
+}
+
+}  // namespace
+}  // namespace graphsub::opt
