@@ -20,6 +20,11 @@ graphsub_stage(graphsub_rules DIRS rules DEPS graphsub_ref)
 target_compile_definitions(graphsub_rules PRIVATE GRAPHSUB_SOURCE_DIR_FOR_SPECS="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_rules)
 
+# The verifier: proves rules from the axioms with Z3 (the only stage that talks to Z3).
+pkg_check_modules(Z3 REQUIRED IMPORTED_TARGET z3)
+graphsub_stage(graphsub_verify DIRS verify DEPS graphsub_rules PkgConfig::Z3)
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_verify)
+
 # The substitution generator: enumerates graphs, fingerprints them, proves candidates.
 graphsub_stage(graphsub_gen DIRS gen DEPS graphsub_rules)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)

@@ -122,9 +122,16 @@ function compareOutput(name, a, b, rtol, atol) {
   const x = a.data, y = b.data;
   for (let i = 0; i < y.length; ++i) {
     const xi = Number(x[i]), yi = Number(y[i]);
-    let diff = Math.abs(xi - yi);
-    if (Number.isNaN(xi) !== Number.isNaN(yi)) diff = Infinity;
-    else if (Number.isNaN(xi)) diff = 0;
+    if (!Number.isFinite(xi) || !Number.isFinite(yi)) {
+      // Non-finite values agree only with the same value (NaN with NaN, inf with inf).
+      r.nonFinite = (r.nonFinite || 0) + (Number.isFinite(yi) ? 0 : 1);
+      if (!((Number.isNaN(xi) && Number.isNaN(yi)) || xi === yi)) {
+        r.ok = false;
+        r.maxAbs = Infinity;
+      }
+      continue;
+    }
+    const diff = Math.abs(xi - yi);
     const scale = Math.max(Math.abs(xi), Math.abs(yi));
     r.maxAbs = Math.max(r.maxAbs, diff);
     if (scale > 0) r.maxRel = Math.max(r.maxRel, diff / scale);
@@ -181,6 +188,7 @@ async function main() {
       acc.maxRel = Math.max(acc.maxRel, c.maxRel);
       acc.ok = acc.ok && c.ok;
       acc.shape = c.shape;
+      if (c.nonFinite) acc.nonFinite = (acc.nonFinite || 0) + c.nonFinite;
       if (c.note) acc.note = c.note;
     }
   }
@@ -212,7 +220,8 @@ async function main() {
   for (const o of result.outputs) {
     console.log(`output ${o.name} [${(o.shape || []).join('x')}]: max abs diff ${o.maxAbs.toExponential(3)}, ` +
                 `max rel diff ${o.maxRel.toExponential(3)} ${o.ok ? 'ok' : 'MISMATCH'}` +
-                (o.note ? ` (${o.note})` : ''));
+                (o.note ? ` (${o.note})` : '') +
+                (o.nonFinite ? ` (warning: ${o.nonFinite} NaN/inf values in the original, compared for equality only)` : ''));
   }
   if (result.timing) {
     const t = result.timing;

@@ -10,6 +10,8 @@ int main(int argc, char** argv) {
   graphsub::GlobalFlags flags;
   app.add_flag("-q,--quiet", flags.quiet, "no progress lines or informational output");
   graphsub::add_demo_command(app, flags);
+  graphsub::add_check_axioms_command(app, flags);
+  graphsub::add_verify_command(app, flags);
   graphsub::add_optimize_command(app, flags);
   try {
     app.parse(argc, argv);

@@ -149,13 +149,23 @@ ResultCheck check_results(const Graph& original, const Graph& optimized, int run
         continue;
       }
       double scale = 0;
-      for (float v : ref.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+      for (float v : ref.data)
+        if (std::isfinite(v)) scale = std::max(scale, static_cast<double>(std::fabs(v)));
       t.max_ref = std::max(t.max_ref, scale);
       double tol_abs = atol * std::max(1.0, scale);
       for (size_t k = 0; k < ref.data.size(); ++k) {
         double x = got.data[k], y = ref.data[k];
+        if (!std::isfinite(y)) ++t.nonfinite;
+        // Non-finite values agree only with the same value (NaN with NaN, +inf with +inf).
+        if (!std::isfinite(x) || !std::isfinite(y)) {
+          bool same = (std::isnan(x) && std::isnan(y)) || x == y;
+          if (!same) {
+            t.ok = false;
+            t.max_abs = INFINITY;
+          }
+          continue;
+        }
         double diff = std::fabs(x - y);
-        if (std::isnan(x) || std::isnan(y)) diff = std::isnan(x) && std::isnan(y) ? 0 : INFINITY;
         double mag = std::max(std::fabs(x), std::fabs(y));
         t.max_abs = std::max(t.max_abs, diff);
         if (mag > 0) t.max_rel = std::max(t.max_rel, diff / mag);

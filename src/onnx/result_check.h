@@ -23,8 +23,9 @@ struct TensorCheck {
   std::string name;       // graph output, or "<opaque node> input <k>" at a cut
   bool boundary = false;  // a tensor read by an opaque node (not a graph output)
   double max_abs = 0;
-  double max_rel = 0;  // |a-b| / max(|a|,|b|) over non-zero pairs
-  double max_ref = 0;  // largest |value| of the original, for scale
+  double max_rel = 0;     // |a-b| / max(|a|,|b|) over non-zero pairs
+  double max_ref = 0;     // largest finite |value| of the original, for scale
+  int64_t nonfinite = 0;  // NaN or inf values of the original (compared only for equality)
   bool ok = true;
 };
 

@@ -105,33 +105,34 @@ template <class Sink>
 class Engine {
  public:
   using Value = typename Sink::Value;
-  Engine(Sink& sink, const std::map<std::string, AxiomParam>& params)
-      : sink_(sink), params_(params) {}
+  Engine(Sink& sink, const std::map<std::string, AxiomParam>& params, bool describe_errors = true)
+      : sink_(sink), params_(params), describe_errors_(describe_errors) {}
 
   Value build(const TermPtr& t) {
     if (t->kind == Term::Kind::Var) return sink_.var(t->name);
-    if (t->kind != Term::Kind::App)
-      throw Error(fmt::format("'{}' is a parameter value, not a tensor term", term_str(t)));
-    const AxiomOp* op = find_axiom_op(t->name);
-    if (!op) throw Error(fmt::format("unknown operator '{}' in {}", t->name, term_str(t)));
-    auto params = param_values(*t, *op, params_);
-    if (op->is_constant()) return constant(t, *op, params, nullptr, 0, {});
-    size_t np = op->num_params();
-    size_t nt = t->args.size() - np;
-    std::vector<std::optional<Value>> args(nt);
-    std::vector<std::optional<TensorType>> types(nt);
-    for (size_t i = 0; i < nt; ++i) {
-      const TermPtr& a = t->args[np + i];
-      const AxiomOp* aop = a->kind == Term::Kind::App ? find_axiom_op(a->name) : nullptr;
-      if (aop && aop->is_constant()) continue;  // sized below, once the others are known
-      args[i] = build(a);
-      types[i] = sink_.type(*args[i]);
-    }
-    for (size_t i = 0; i < nt; ++i) {
+    const AxiomOp& op = app_op(t);
+    size_t np = op.num_params();
+    std::vector<std::optional<Value>> args(t->args.size() - np);
+    for (size_t i = 0; i < args.size(); ++i)
+      if (!is_constant_app(t->args[np + i])) args[i] = build(t->args[np + i]);
+    return apply(t, std::move(args));
+  }
+
+  // Applies `t` to built arguments; nullopt arguments are constants, sized here from the
+  // others.
+  Value apply(const TermPtr& t, std::vector<std::optional<Value>> args) {
+    const AxiomOp& op = app_op(t);
+    auto params = param_values(*t, op, params_);
+    if (op.is_constant()) return constant(t, op, params, nullptr, 0, {});
+    size_t np = op.num_params();
+    std::vector<std::optional<TensorType>> types(args.size());
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i]) types[i] = sink_.type(*args[i]);
+    for (size_t i = 0; i < args.size(); ++i) {
       if (args[i]) continue;
       const TermPtr& a = t->args[np + i];
-      const AxiomOp& cop = *find_axiom_op(a->name);
-      args[i] = constant(a, cop, param_values(*a, cop, params_), op, i, types);
+      const AxiomOp& cop = app_op(a);
+      args[i] = constant(a, cop, param_values(*a, cop, params_), &op, i, types);
     }
     std::vector<Value> ins;
     std::vector<TensorType> in_types;
@@ -141,17 +142,32 @@ class Engine {
     }
     try {
       Attrs attrs;
-      if (op->op->params_to_attrs) attrs = op->op->params_to_attrs(params, in_types);
-      check_arity(*op->op, in_types.size());
-      attrs = normalize_attrs(*op->op, std::move(attrs));
+      if (op.op->params_to_attrs) attrs = op.op->params_to_attrs(params, in_types);
+      check_arity(*op.op, in_types.size());
+      attrs = normalize_attrs(*op.op, std::move(attrs));
       // Shape errors first (clearer messages), then the language's own restrictions.
-      auto outs = op->op->infer(attrs, in_types);
-      check_in_language(*op, attrs, in_types);
-      return sink_.apply(*op->op, std::move(ins), std::move(attrs), std::move(outs), op->output);
+      auto outs = op.op->infer(attrs, in_types);
+      check_in_language(op, attrs, in_types);
+      return sink_.apply(*op.op, std::move(ins), std::move(attrs), std::move(outs), op.output);
     } catch (const Error& e) {
+      if (!describe_errors_) throw;
       throw Error(fmt::format("{} does not type-check on {}: {}", term_str(t), types_str(in_types),
                               e.what()));
     }
+  }
+
+  static bool is_constant_app(const TermPtr& t) {
+    if (t->kind != Term::Kind::App) return false;
+    const AxiomOp* op = find_axiom_op(t->name);
+    return op && op->is_constant();
+  }
+
+  static const AxiomOp& app_op(const TermPtr& t) {
+    if (t->kind != Term::Kind::App)
+      throw Error(fmt::format("'{}' is a parameter value, not a tensor term", term_str(t)));
+    const AxiomOp* op = find_axiom_op(t->name);
+    if (!op) throw Error(fmt::format("unknown operator '{}' in {}", t->name, term_str(t)));
+    return *op;
   }
 
  private:
@@ -170,14 +186,15 @@ class Engine {
 
   Sink& sink_;
   const std::map<std::string, AxiomParam>& params_;
+  bool describe_errors_;  // off where failures are expected and discarded (enumeration)
 };
 
 struct GraphSink {
   using Value = TensorRef;
   Graph& g;
   const std::map<std::string, TensorRef>& vars;
-  // Hash-consing: (operator, attributes, inputs) -> node.
-  std::map<std::tuple<const OpDef*, std::string, std::vector<TensorRef>>, NodeId> nodes;
+  // Hash-consing: (operator, inputs) -> nodes, told apart by their attributes.
+  std::map<std::pair<const OpDef*, std::vector<TensorRef>>, std::vector<NodeId>> nodes;
 
   TensorRef var(const std::string& name) {
     auto it = vars.find(name);
@@ -187,15 +204,18 @@ struct GraphSink {
   const TensorType& type(TensorRef r) const { return g.type(r); }
   TensorRef apply(const OpDef& op, std::vector<TensorRef> ins, Attrs attrs,
                   std::vector<TensorType> /*inferred*/, uint32_t output) {
-    Attrs norm = normalize_attrs(op, std::move(attrs));
-    auto key = std::make_tuple(&op, norm.str(), ins);
-    auto it = nodes.find(key);
-    NodeId id;
-    if (it != nodes.end()) {
-      id = it->second;
-    } else {
-      id = g.add(op, ins, std::move(norm));
-      nodes.emplace(std::move(key), id);
+    auto& same = nodes[{&op, ins}];
+    NodeId id = 0;
+    bool found = false;
+    for (NodeId n : same)
+      if (g.node(n).attrs == attrs) {
+        id = n;
+        found = true;
+        break;
+      }
+    if (!found) {
+      id = g.add(op, std::move(ins), std::move(attrs));
+      same.push_back(id);
     }
     if (output >= g.node(id).outputs.size())
       throw Error(fmt::format("{} has no output {}", g.describe(id), output));
@@ -255,6 +275,14 @@ TensorType infer_term_type(const TermPtr& t, const TypeBindings& b) {
   TypeSink sink{b.tensors};
   Engine<TypeSink> engine(sink, b.params);
   return engine.build(t);
+}
+
+TensorType infer_app_type(const TermPtr& app, const std::map<std::string, AxiomParam>& params,
+                          std::span<const std::optional<TensorType>> arg_types) {
+  static const std::map<std::string, TensorType> no_vars;
+  TypeSink sink{no_vars};
+  Engine<TypeSink> engine(sink, params, /*describe_errors=*/false);
+  return engine.apply(app, {arg_types.begin(), arg_types.end()});
 }
 
 }  // namespace graphsub::rules

@@ -13,6 +13,7 @@
 // the inner size of the matmul they enter, the shape of their ewmul/ewadd partner.
 // Shape errors throw graphsub::Error naming the term and the shapes.
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -54,5 +55,11 @@ struct TypeBindings {
   std::map<std::string, AxiomParam> params;
 };
 TensorType infer_term_type(const TermPtr& t, const TypeBindings& b);
+
+// The type of one application given the types of its tensor arguments (nullopt for arguments
+// that are constants, which are sized here as in instantiate()). Throws Error when it does not
+// type-check. Used to enumerate well-typed shapes bottom-up.
+TensorType infer_app_type(const TermPtr& app, const std::map<std::string, AxiomParam>& params,
+                          std::span<const std::optional<TensorType>> arg_types);
 
 }  // namespace graphsub::rules

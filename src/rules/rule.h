@@ -42,11 +42,14 @@ struct ParamDomain {
 
 // The shapes bounded testing enumerates: every tensor variable takes every shape of one of the
 // ranks with every dimension in `dims`, except the two spatial dimensions of convolution
-// kernels, which take `kernel_dims`.
+// kernels, which take `kernel_dims`. A second pass gives the variables split points, as if
+// they came from a concat: every shape with dimensions in `split_dims` (kernels: kernel_dims),
+// without a split point or with one cut at 1 on any one axis (empty: no second pass).
 struct ShapeSpace {
   std::vector<int64_t> ranks{0, 2, 4};
   std::vector<int64_t> dims{1, 2, 3, 4};
   std::vector<int64_t> kernel_dims{1, 3};
+  std::vector<int64_t> split_dims{2};
 };
 
 // The contents of one file of the language: specs/operators.axioms or a rules/*.rules file.

@@ -426,10 +426,13 @@ ShapeSpace parse_shapes(const SExpr& e) {
     std::vector<int64_t>* dst = h == "ranks"         ? &s.ranks
                                 : h == "dims"        ? &s.dims
                                 : h == "kernel-dims" ? &s.kernel_dims
+                                : h == "split-dims"  ? &s.split_dims
                                                      : nullptr;
     if (!dst)
-      fail_at(c.loc, fmt::format("expected (ranks ...), (dims ...) or (kernel-dims ...), got {}",
-                                 describe(c)));
+      fail_at(c.loc,
+              fmt::format(
+                  "expected (ranks ...), (dims ...), (kernel-dims ...) or (split-dims ...), got {}",
+                  describe(c)));
     dst->clear();
     for (size_t k = 1; k < c.items.size(); ++k) {
       int64_t x = 0;
@@ -440,7 +443,8 @@ ShapeSpace parse_shapes(const SExpr& e) {
                             h == "ranks" ? "non-negative" : "positive", describe(c.items[k])));
       dst->push_back(x);
     }
-    if (dst->empty()) fail_at(c.loc, fmt::format("({} ...) needs at least one value", h));
+    if (dst->empty() && h != "split-dims")
+      fail_at(c.loc, fmt::format("({} ...) needs at least one value", h));
   }
   return s;
 }

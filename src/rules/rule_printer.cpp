@@ -50,8 +50,9 @@ std::string domain_str(const ParamDomain& d) {
 }
 
 std::string shapes_str(const ShapeSpace& s) {
-  return fmt::format("(shapes (ranks {}) (dims {}) (kernel-dims {}))", fmt::join(s.ranks, " "),
-                     fmt::join(s.dims, " "), fmt::join(s.kernel_dims, " "));
+  return fmt::format("(shapes (ranks {}) (dims {}) (kernel-dims {}) (split-dims {}))",
+                     fmt::join(s.ranks, " "), fmt::join(s.dims, " "), fmt::join(s.kernel_dims, " "),
+                     fmt::join(s.split_dims, " "));
 }
 
 std::string ruleset_str(const RuleSet& s) {

@@ -1,0 +1,190 @@
+#include "rules/bounded_check.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "ir/error.h"
+#include "ir/hash.h"
+
+namespace graphsub::rules {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One parameter assignment of one rule: all its instances, stopping at the first failure.
+struct ItemResult {
+  uint64_t instances = 0, exact = 0;
+  bool holds = true;
+  int output = -1;
+  std::string counterexample;
+};
+
+ItemResult test_params(const Rule& r, const ParamAssignment& params, const Candidates& cands,
+                       uint64_t item_seed, const BoundedOptions& opts) {
+  ItemResult res;
+  auto test = [&](const Instance& in) {
+    uint64_t seed = item_seed ^ (res.instances * 0x9E3779B97F4A7C15ull);
+    InstanceCheck c = check_instance(r, in, seed, opts.numeric);
+    ++res.instances;
+    if (c.exact_checked) ++res.exact;
+    if (!c.ok) {
+      res.holds = false;
+      res.output = c.output;
+      res.counterexample = fmt::format("{}: output {}: {}", instance_str(in), c.output, c.failure);
+      return false;
+    }
+    return true;
+  };
+  if (opts.max_per_params == 0) {
+    for_each_instance(r, params, cands, test);
+    return res;
+  }
+  // A sample spread evenly over the enumeration (which is cheap next to evaluation), so that
+  // it covers different ranks, groupings and sizes rather than the first few shapes.
+  constexpr size_t kCollect = 100000;
+  std::vector<Instance> all;
+  for_each_instance(r, params, cands, [&](const Instance& in) {
+    all.push_back(in);
+    return all.size() < kCollect;
+  });
+  size_t k = std::min<size_t>(all.size(), opts.max_per_params);
+  for (size_t i = 0; i < k; ++i)
+    if (!test(all[k == 1 ? 0 : i * (all.size() - 1) / (k - 1)])) break;
+  return res;
+}
+
+uint64_t rule_seed(const Rule& r, uint64_t seed, size_t item) {
+  return hash_bytes(r.name.data(), r.name.size()) ^ (seed * 0xBF58476D1CE4E5B9ull) ^
+         (item * 0x94D049BB133111EBull);
+}
+
+void merge(BoundedResult& into, const ItemResult& item, bool new_params = true) {
+  into.instances += item.instances;
+  into.exact += item.exact;
+  if (new_params) ++into.param_sets;
+  if (!item.holds && into.holds) {
+    into.holds = false;
+    into.output = item.output;
+    into.counterexample = item.counterexample;
+  }
+}
+
+// An axiom or rule that never type-checks claims nothing: most likely a mistake.
+void require_instances(BoundedResult& r) {
+  if (r.holds && r.instances == 0) {
+    r.holds = false;
+    r.counterexample = "no instance type-checks in the shape space";
+  }
+}
+
+}  // namespace
+
+BoundedResult bounded_test(const Rule& r, const RuleSet& domains, const ShapeSpace& space,
+                           const BoundedOptions& opts) {
+  auto t0 = Clock::now();
+  BoundedResult res;
+  res.name = r.name;
+  Candidates plain = candidate_types(r, space), split = candidate_types(r, space, true);
+  auto assignments = param_assignments(r, domains);
+  for (size_t i = 0; i < assignments.size() && res.holds; ++i) {
+    merge(res, test_params(r, assignments[i], plain, rule_seed(r, opts.seed, 2 * i), opts));
+    if (res.holds && !space.split_dims.empty())
+      merge(res, test_params(r, assignments[i], split, rule_seed(r, opts.seed, 2 * i + 1), opts),
+            false);
+  }
+  require_instances(res);
+  res.seconds = since(t0);
+  return res;
+}
+
+bool AxiomCheckReport::all_hold() const {
+  for (auto& a : axioms)
+    if (!a.holds) return false;
+  return true;
+}
+
+AxiomCheckReport check_axioms(const RuleSet& axioms, const ShapeSpace& space,
+                              const AxiomCheckOptions& opts, Reporter& rep) {
+  auto t0 = Clock::now();
+  // Work items: (axiom, parameter assignment, pass); pass 1 gives the variables split points.
+  struct Item {
+    size_t axiom;
+    size_t index;  // parameter assignment index within the axiom
+    int pass;
+    ParamAssignment params;
+  };
+  std::vector<Item> items;
+  std::vector<std::array<Candidates, 2>> cands;
+  int passes = space.split_dims.empty() ? 1 : 2;
+  for (size_t a = 0; a < axioms.axioms.size(); ++a) {
+    const Rule& r = axioms.axioms[a];
+    cands.push_back({candidate_types(r, space), candidate_types(r, space, true)});
+    auto ps = param_assignments(r, axioms);
+    if (ps.empty())
+      throw Error(
+          fmt::format("axiom {}: no parameter assignment satisfies its conditions", r.name));
+    for (size_t i = 0; i < ps.size(); ++i)
+      for (int pass = 0; pass < passes; ++pass) items.push_back({a, i, pass, ps[i]});
+  }
+  std::vector<ItemResult> results(items.size());
+  std::vector<double> item_seconds(items.size(), 0);
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex rep_mu;
+  std::exception_ptr failure;
+  auto worker = [&] {
+    while (true) {
+      size_t k = next.fetch_add(1);
+      if (k >= items.size()) return;
+      const Item& it = items[k];
+      const Rule& r = axioms.axioms[it.axiom];
+      auto ti = Clock::now();
+      try {
+        results[k] = test_params(
+            r, it.params, cands[it.axiom][static_cast<size_t>(it.pass)],
+            rule_seed(r, opts.bounded.seed, 2 * it.index + static_cast<size_t>(it.pass)),
+            opts.bounded);
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(rep_mu);
+        if (!failure) failure = std::current_exception();
+      }
+      item_seconds[k] = since(ti);
+      size_t d = done.fetch_add(1) + 1;
+      std::lock_guard<std::mutex> lk(rep_mu);
+      rep.progress("check-axioms", static_cast<double>(d), static_cast<double>(items.size()),
+                   r.name);
+    }
+  };
+  int n = opts.threads > 0 ? opts.threads
+                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < n; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+
+  AxiomCheckReport report;
+  for (auto& r : axioms.axioms) report.axioms.push_back({.name = r.name});
+  for (size_t k = 0; k < items.size(); ++k) {
+    BoundedResult& a = report.axioms[items[k].axiom];
+    merge(a, results[k], items[k].pass == 0);
+    a.seconds += item_seconds[k];  // CPU time spent on the axiom
+  }
+  for (auto& a : report.axioms) {
+    require_instances(a);
+    report.instances += a.instances;
+    report.exact += a.exact;
+  }
+  report.seconds = since(t0);
+  return report;
+}
+
+}  // namespace graphsub::rules

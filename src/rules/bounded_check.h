@@ -1,0 +1,57 @@
+#pragma once
+// Bounded testing of axioms and rules: every well-typed instance in a shape space (or the
+// first few), evaluated numerically (src/rules/numeric_check.h). `graphsub check-axioms` runs
+// check_axioms over specs/operators.axioms; the verifier runs bounded_test on each rule
+// before it calls the solver.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/report.h"
+#include "rules/numeric_check.h"
+
+namespace graphsub::rules {
+
+struct BoundedResult {
+  std::string name;
+  uint64_t instances = 0;   // well-typed instances evaluated
+  uint64_t exact = 0;       // of which also compared exactly in uint32
+  uint64_t param_sets = 0;  // parameter assignments tried
+  bool holds = true;
+  int output = -1;             // the differing output, when !holds
+  std::string counterexample;  // "?a=0 ?x:[1,1] ...: output 0: types differ: ..."
+  double seconds = 0;
+};
+
+struct BoundedOptions {
+  // Instances per parameter assignment and pass, spread evenly over all well-typed ones.
+  // 0: all of them.
+  uint64_t max_per_params = 0;
+  uint64_t seed = 1;
+  NumericOptions numeric;
+};
+
+// Tests one rule or axiom on one thread.
+BoundedResult bounded_test(const Rule& r, const RuleSet& domains, const ShapeSpace& space,
+                           const BoundedOptions& opts = {});
+
+struct AxiomCheckOptions {
+  int threads = 0;  // 0: every hardware thread
+  BoundedOptions bounded;
+};
+
+struct AxiomCheckReport {
+  std::vector<BoundedResult> axioms;  // in file order
+  uint64_t instances = 0;
+  uint64_t exact = 0;
+  double seconds = 0;
+  bool all_hold() const;
+};
+
+// Tests every axiom of `axioms` (which also declares the domains) on every instance of
+// `space`, in parallel over (axiom, parameter assignment) work items. The report is the same
+// whatever the number of threads.
+AxiomCheckReport check_axioms(const RuleSet& axioms, const ShapeSpace& space,
+                              const AxiomCheckOptions& opts = {}, Reporter& rep = null_reporter());
+
+}  // namespace graphsub::rules

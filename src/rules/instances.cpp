@@ -1,0 +1,372 @@
+#include "rules/instances.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+#include <optional>
+
+#include "ir/error.h"
+#include "rules/axiom_ops.h"
+#include "rules/conditions.h"
+#include "rules/instantiate.h"
+
+namespace graphsub::rules {
+
+std::vector<ParamAssignment> param_assignments(const Rule& r, const RuleSet& domains) {
+  std::vector<const ParamDomain*> doms;
+  for (auto& p : r.param_vars) {
+    const ParamDomain* d = domains.domain(p.domain);
+    if (!d)
+      throw Error(
+          fmt::format("{}: parameter ?{} has undeclared domain '{}'", r.name, p.name, p.domain));
+    doms.push_back(d);
+  }
+  // Conditions that mention shapes wait for the shapes; the others filter here.
+  std::vector<TermPtr> param_only;
+  for (auto& c : r.constraints)
+    if (!conditions_use_shapes({c})) param_only.push_back(c);
+  std::vector<ParamAssignment> out;
+  ParamAssignment cur;
+  std::function<void(size_t)> rec = [&](size_t i) {
+    if (i == doms.size()) {
+      if (conditions_hold(param_only, cur, {})) out.push_back(cur);
+      return;
+    }
+    for (auto& v : doms[i]->values) {
+      cur[r.param_vars[i].name] = param_value(*v);
+      rec(i + 1);
+    }
+  };
+  rec(0);
+  return out;
+}
+
+namespace {
+
+// Where a tensor variable occurs: inside a convolution kernel, elsewhere, or both.
+void mark_roles(const Term& t, bool kernel, std::map<std::string, std::pair<bool, bool>>& roles) {
+  if (t.kind == Term::Kind::Var) {
+    auto& r = roles[t.name];
+    (kernel ? r.first : r.second) = true;
+    return;
+  }
+  const AxiomOp* op = find_axiom_op(t.name);
+  if (!op) return;
+  size_t np = op->num_params();
+  // Kernels stay kernels through element-wise operators and concat/split (along any axis the
+  // spatial dimensions keep their sizes).
+  bool passes = op->op->elementwise || op->op->name == "concat" || op->op->name == "split";
+  for (size_t i = np; i < t.args.size(); ++i) {
+    size_t k = i - np;
+    bool child =
+        (op->op->name == "conv" && k == 1) || op->op->name == "enlarge" || (kernel && passes);
+    mark_roles(*t.args[i], child, roles);
+  }
+}
+
+void all_shapes(size_t rank, const std::vector<int64_t>& dims, const std::vector<int64_t>& spatial,
+                bool kernel, Shape& cur, std::vector<Shape>& out) {
+  if (cur.size() == rank) {
+    out.push_back(cur);
+    return;
+  }
+  const auto& ds = kernel && rank == 4 && cur.size() >= 2 ? spatial : dims;
+  for (int64_t d : ds) {
+    cur.push_back(d);
+    all_shapes(rank, dims, spatial, kernel, cur, out);
+    cur.pop_back();
+  }
+}
+
+// Necessary conditions for an application to type-check, as keys its tensor arguments must
+// share (equal shapes for ewadd, equal dimensions outside the axis for concat, the inner size
+// for matmul, ...). They only speed up the search: shape inference still decides. nullopt:
+// this argument cannot fit whatever the others are.
+using TypeKey = std::vector<int64_t>;
+std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, const TensorType& ty,
+                                const ParamAssignment& params) {
+  const std::string& n = op.op->name;
+  const Shape& s = ty.shape;
+  if (n == "ewadd" || n == "ewmul") return s;
+  if (n == "smul")
+    return arg == 1 ? (s.empty() ? std::optional<TypeKey>(TypeKey{}) : std::nullopt) : TypeKey{};
+  if (n == "concat") {
+    const Term& a = *t.args[0];
+    AxiomParam v = a.kind == Term::Kind::Var ? params.at(a.name) : param_value(a);
+    auto* axis = std::get_if<int64_t>(&v);
+    if (!axis || *axis < 0 || *axis >= ty.rank()) return std::nullopt;
+    TypeKey k = s;
+    k[static_cast<size_t>(*axis)] = -1;
+    k.push_back(ty.rank());
+    return k;
+  }
+  if (n == "matmul") {
+    if (s.size() < 2) return std::nullopt;
+    TypeKey k(s.begin(), s.end() - 2);  // batch dimensions (equal ranks in the language)
+    k.push_back(arg == 0 ? s.back() : s[s.size() - 2]);
+    return k;
+  }
+  if (n == "conv") return s.size() == 4 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
+  return TypeKey{};
+}
+
+// A cheap necessary condition on the argument types of a convolution (x [N,C,H,W], w
+// [O,C/g,kh,kw]): the channel count splits into groups that divide the output channels.
+bool conv_may_fit(const TensorType& x, const TensorType& w) {
+  const Shape& xs = x.shape;
+  const Shape& ws = w.shape;
+  if (xs.size() != 4 || ws.size() != 4 || ws[1] < 1 || xs[1] % ws[1] != 0) return false;
+  return ws[0] % (xs[1] / ws[1]) == 0;
+}
+
+struct Partial {
+  std::vector<int16_t> idx;  // candidate index per tensor variable, -1 when unbound
+  TensorType type;
+};
+using Partials = std::vector<Partial>;
+
+class Enumerator {
+ public:
+  Enumerator(const Rule& r, const ParamAssignment& params, const Candidates& candidates)
+      : r_(r), params_(params) {
+    for (auto& v : r.tensor_vars) {
+      index_[v] = static_cast<int>(names_.size());
+      names_.push_back(v);
+      auto it = candidates.find(v);
+      if (it == candidates.end())
+        throw Error(fmt::format("{}: no candidate shapes for ?{}", r.name, v));
+      cands_.push_back(&it->second);
+    }
+  }
+
+  bool run(const std::function<bool(const Instance&)>& visit) {
+    std::vector<const Partials*> lists;
+    std::vector<uint64_t> masks;
+    uint64_t covered = 0;
+    for (auto* side : {&r_.source, &r_.target})
+      for (auto& t : *side) {
+        lists.push_back(&sols(t));
+        masks.push_back(mask(t));
+        covered |= masks.back();
+      }
+    // Variables that only a (dim ...) condition mentions still need shapes.
+    for (size_t v = 0; v < names_.size(); ++v)
+      if (!(covered & (uint64_t{1} << v))) {
+        TermPtr t = Term::var(names_[v]);
+        lists.push_back(&sols(t));
+        masks.push_back(mask(t));
+      }
+    Instance inst;
+    inst.params = params_;
+    return join(lists, masks,
+                [&](const std::vector<int16_t>& idx, const std::vector<const TensorType*>&) {
+                  inst.tensors.clear();
+                  for (size_t v = 0; v < names_.size(); ++v)
+                    inst.tensors[names_[v]] = (*cands_[v])[static_cast<size_t>(idx[v])];
+                  if (!conditions_hold(r_.constraints, inst.params, inst.tensors)) return true;
+                  return visit(inst);
+                });
+  }
+
+ private:
+  uint64_t mask(const TermPtr& t) {
+    if (t->kind == Term::Kind::Var) {
+      auto it = index_.find(t->name);
+      return it == index_.end() ? 0 : uint64_t{1} << it->second;
+    }
+    uint64_t m = 0;
+    for (auto& a : t->args) m |= mask(a);
+    return m;
+  }
+
+  static bool is_constant(const TermPtr& t) {
+    if (t->kind != Term::Kind::App) return false;
+    const AxiomOp* op = find_axiom_op(t->name);
+    return op && op->is_constant();
+  }
+
+  // Calls emit(idx, types) for every combination of one entry per list that agrees on shared
+  // variables and, when `key` is given, on the type keys of the entries; stops when emit
+  // returns false.
+  using Emit =
+      std::function<bool(const std::vector<int16_t>&, const std::vector<const TensorType*>&)>;
+  using KeyFn = std::function<std::optional<TypeKey>(size_t list, const TensorType&)>;
+  bool join(const std::vector<const Partials*>& lists, const std::vector<uint64_t>& masks,
+            const Emit& emit, const KeyFn& key = nullptr) {
+    size_t n = lists.size();
+    // For each list after the first, an index of its entries by their values on the variables
+    // shared with the lists before it, followed by their type key.
+    std::vector<std::vector<int>> shared(n);
+    std::vector<std::map<std::vector<int64_t>, std::vector<size_t>>> index(n);
+    std::vector<bool> indexed(n, false);
+    uint64_t bound = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t v = 0; v < names_.size(); ++v)
+        if ((bound & masks[i]) & (uint64_t{1} << v)) shared[i].push_back(static_cast<int>(v));
+      indexed[i] = i > 0 && (!shared[i].empty() || key);
+      if (indexed[i])
+        for (size_t e = 0; e < lists[i]->size(); ++e) {
+          const Partial& p = (*lists[i])[e];
+          std::vector<int64_t> k;
+          for (int v : shared[i]) k.push_back(p.idx[static_cast<size_t>(v)]);
+          if (key) {
+            auto tk = key(i, p.type);
+            if (!tk) continue;
+            k.insert(k.end(), tk->begin(), tk->end());
+          }
+          index[i][k].push_back(e);
+        }
+      bound |= masks[i];
+    }
+    std::vector<int16_t> idx(names_.size(), -1);
+    std::vector<const TensorType*> types(n, nullptr);
+    TypeKey first_key;
+    std::vector<std::vector<int64_t>> lookup(n);  // per-level key buffers, reused
+    // Variables each list binds that no earlier list does (shared ones already agree).
+    std::vector<std::vector<size_t>> fresh(n);
+    uint64_t seen = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t v = 0; v < names_.size(); ++v)
+        if ((masks[i] & ~seen) & (uint64_t{1} << v)) fresh[i].push_back(v);
+      seen |= masks[i];
+    }
+    std::function<bool(size_t)> rec = [&](size_t i) -> bool {
+      if (i == n) return emit(idx, types);
+      auto take = [&](const Partial& p) -> bool {
+        for (size_t v : fresh[i]) idx[v] = p.idx[v];
+        types[i] = &p.type;
+        bool go = rec(i + 1);
+        for (size_t v : fresh[i]) idx[v] = -1;
+        return go;
+      };
+      if (!indexed[i]) {
+        for (auto& p : *lists[i]) {
+          if (i == 0 && key) {
+            auto tk = key(0, p.type);
+            if (!tk) continue;
+            first_key = std::move(*tk);
+          }
+          if (!take(p)) return false;
+        }
+        return true;
+      }
+      std::vector<int64_t>& k = lookup[i];
+      k.clear();
+      for (int v : shared[i]) k.push_back(idx[static_cast<size_t>(v)]);
+      if (key) k.insert(k.end(), first_key.begin(), first_key.end());
+      auto it = index[i].find(k);
+      if (it == index[i].end()) return true;
+      for (size_t e : it->second)
+        if (!take((*lists[i])[e])) return false;
+      return true;
+    };
+    return rec(0);
+  }
+
+  // The well-typed (shapes, type) pairs of a subterm, memoized by its text.
+  const Partials& sols(const TermPtr& t) {
+    std::string key = term_str(t);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return *it->second;
+    auto out = std::make_unique<Partials>();
+    if (t->kind == Term::Kind::Var) {
+      int v = index_.at(t->name);
+      const auto& c = *cands_[static_cast<size_t>(v)];
+      for (size_t i = 0; i < c.size(); ++i) {
+        Partial p;
+        p.idx.assign(names_.size(), -1);
+        p.idx[static_cast<size_t>(v)] = static_cast<int16_t>(i);
+        p.type = c[i];
+        out->push_back(std::move(p));
+      }
+    } else {
+      const AxiomOp* op = find_axiom_op(t->name);
+      if (!op) throw Error(fmt::format("unknown operator '{}'", t->name));
+      size_t np = op->num_params();
+      std::vector<const Partials*> lists;
+      std::vector<uint64_t> masks;
+      std::vector<size_t> positions;  // argument position of each list
+      for (size_t i = np; i < t->args.size(); ++i)
+        if (!is_constant(t->args[i])) {
+          lists.push_back(&sols(t->args[i]));
+          masks.push_back(mask(t->args[i]));
+          positions.push_back(i - np);
+        }
+      std::vector<std::optional<TensorType>> args(t->args.size() - np);
+      KeyFn key = [&](size_t list, const TensorType& ty) {
+        return type_key(*t, *op, positions[list], ty, params_);
+      };
+      join(
+          lists, masks,
+          [&](const std::vector<int16_t>& idx, const std::vector<const TensorType*>& types) {
+            for (size_t k = 0; k < positions.size(); ++k) args[positions[k]] = *types[k];
+            if (op->op->name == "conv" && args[0] && args[1] && !conv_may_fit(*args[0], *args[1]))
+              return true;
+            try {
+              TensorType ty = infer_app_type(t, params_, args);
+              out->push_back({idx, std::move(ty)});
+            } catch (const Error&) {
+              // Not well-typed for these shapes: not an instance.
+            }
+            return true;
+          },
+          key);
+    }
+    return *memo_.emplace(key, std::move(out)).first->second;
+  }
+
+  const Rule& r_;
+  const ParamAssignment& params_;
+  std::vector<std::string> names_;
+  std::map<std::string, int> index_;
+  std::vector<const std::vector<TensorType>*> cands_;
+  std::map<std::string, std::unique_ptr<Partials>> memo_;
+};
+
+}  // namespace
+
+Candidates candidate_types(const Rule& r, const ShapeSpace& space, bool with_splits) {
+  std::map<std::string, std::pair<bool, bool>> roles;
+  for (auto* side : {&r.source, &r.target})
+    for (auto& t : *side) mark_roles(*t, false, roles);
+  const auto& dims = with_splits ? space.split_dims : space.dims;
+  Candidates out;
+  for (auto& v : r.tensor_vars) {
+    auto it = roles.find(v);
+    bool kernel_only = it != roles.end() && it->second.first && !it->second.second;
+    std::vector<Shape> shapes;
+    if (!dims.empty())
+      for (int64_t rank : space.ranks) {
+        Shape cur;
+        all_shapes(static_cast<size_t>(rank), dims, space.kernel_dims, kernel_only, cur, shapes);
+      }
+    auto& types = out[v];
+    for (auto& s : shapes) {
+      types.push_back(TensorType{.shape = s});
+      if (!with_splits) continue;
+      // As if the variable were concat(a, part of size 1, rest).
+      for (size_t a = 0; a < s.size(); ++a) {
+        if (s[a] < 2) continue;
+        TensorType t{.shape = s};
+        t.set_split(a, std::make_shared<const SplitTree>(SplitTree{.cut = 1}));
+        types.push_back(std::move(t));
+      }
+    }
+  }
+  return out;
+}
+
+bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
+                       const std::function<bool(const Instance&)>& visit) {
+  if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
+  return Enumerator(r, params, candidates).run(visit);
+}
+
+std::string instance_str(const Instance& in) {
+  std::vector<std::string> parts;
+  for (auto& [k, v] : in.params) parts.push_back(fmt::format("?{}={}", k, param_str(v)));
+  for (auto& [k, t] : in.tensors) parts.push_back(fmt::format("?{}:{}", k, t.str()));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+}  // namespace graphsub::rules

@@ -1,0 +1,50 @@
+#pragma once
+// Enumeration of the well-typed instances of a rule or axiom for bounded testing: every
+// assignment of its parameter variables from their domains, and every assignment of shapes
+// from a ShapeSpace to its tensor variables under which every source and target term
+// type-checks (and the conditions hold).
+//
+// Shapes are found bottom-up: the well-typed (shapes, type) pairs of each subterm are joined
+// on shared variables and filtered by the operator's shape inference, so the work follows the
+// number of well-typed combinations rather than the product of all shapes.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/tensor_type.h"
+#include "ops/op_def.h"
+#include "rules/rule.h"
+
+namespace graphsub::rules {
+
+using ParamAssignment = std::map<std::string, AxiomParam>;
+
+struct Instance {
+  ParamAssignment params;
+  std::map<std::string, TensorType> tensors;  // type of each tensor variable
+};
+
+// Every assignment of the rule's parameter variables, in domain order, that satisfies the
+// conditions not involving shapes. `domains` supplies the declared domains. Throws Error when
+// a parameter's domain is not declared.
+std::vector<ParamAssignment> param_assignments(const Rule& r, const RuleSet& domains);
+
+using Candidates = std::map<std::string, std::vector<TensorType>>;
+
+// The candidate types of each tensor variable: every rank of the space with every dimension
+// in `dims`, except that a variable used only as (part of) a convolution kernel takes
+// `kernel_dims` for its two spatial dimensions. With `with_splits`, the shapes take their
+// dimensions from `split_dims` instead, each once without a split point and once with a cut
+// at 1 on each axis.
+Candidates candidate_types(const Rule& r, const ShapeSpace& space, bool with_splits = false);
+
+// Calls `visit` for each well-typed instance with parameters `params`, in a deterministic
+// order, until it returns false. Returns false when stopped early.
+bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
+                       const std::function<bool(const Instance&)>& visit);
+
+// A readable instance: "?a=1 ?x:f32[2,3] ?y:f32[2,1]{split0:1}".
+std::string instance_str(const Instance& in);
+
+}  // namespace graphsub::rules

@@ -1,0 +1,177 @@
+#include "verify/verifier.h"
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "ir/error.h"
+#include "verify/z3_encoding.h"
+
+namespace graphsub::verify {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+}  // namespace
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::Proved:
+      return "proved";
+    case Verdict::Counterexample:
+      return "counterexample";
+    case Verdict::Unknown:
+      return "unknown";
+    case Verdict::Timeout:
+      return "timeout";
+    case Verdict::Invalid:
+      return "invalid";
+  }
+  return "?";
+}
+
+Verifier::Verifier(rules::RuleSet axioms, VerifyOptions opts)
+    : axioms_(std::move(axioms)), opts_(std::move(opts)) {
+  axioms_.rules.clear();
+}
+
+RuleVerdict Verifier::numeric_test(const rules::Rule& r) const {
+  RuleVerdict v;
+  v.name = r.name;
+  auto t0 = Clock::now();
+  rules::BoundedOptions bo;
+  bo.max_per_params = opts_.numeric_per_params;
+  bo.seed = opts_.seed;
+  rules::BoundedResult b = rules::bounded_test(r, axioms_, opts_.numeric_space, bo);
+  if (b.holds || b.instances > 0) {
+    v.tested = b.instances;
+  } else {
+    // Nothing type-checks among the small shapes: try the axioms' full shape space.
+    b = rules::bounded_test(r, axioms_, axioms_.shapes.value_or(rules::ShapeSpace{}), bo);
+    v.tested = b.instances;
+  }
+  v.numeric_ms = ms_since(t0);
+  if (!b.holds) {
+    v.output = b.output;
+    if (b.instances == 0) {
+      v.verdict = Verdict::Invalid;
+      v.reason = "no instance type-checks in the shape space";
+    } else {
+      v.verdict = Verdict::Counterexample;
+      v.reason = fmt::format("numerically false at {}", b.counterexample);
+    }
+  }
+  return v;
+}
+
+RuleVerdict Verifier::prove(const rules::Rule& r) const {
+  RuleVerdict v;
+  v.name = r.name;
+  auto t0 = Clock::now();
+  z3::context ctx;
+  Z3Encoding enc(ctx, axioms_);
+  z3::solver s(ctx);
+  z3::params p(ctx);
+  // E-matching only: model-based quantifier instantiation would search for models of the
+  // (satisfiable) axioms instead of failing fast.
+  p.set("mbqi", false);
+  p.set("timeout", opts_.timeout_ms);
+  s.set(p);
+  for (auto& a : axioms_.axioms) s.add(enc.axiom(a));
+  auto vars = enc.declare(r, "r!");
+  s.add(enc.guard(r, vars));
+  v.verdict = Verdict::Proved;
+  for (size_t i = 0; i < r.source.size(); ++i) {
+    unsigned left = opts_.timeout_ms > ms_since(t0)
+                        ? static_cast<unsigned>(opts_.timeout_ms - ms_since(t0))
+                        : 1;
+    z3::params pi(ctx);
+    pi.set("timeout", std::max(1u, left));
+    s.set(pi);
+    s.push();
+    s.add(enc.term(r.source[i], vars) != enc.term(r.target[i], vars));
+    z3::check_result res = s.check();
+    if (res == z3::unsat) {
+      s.pop();
+      continue;
+    }
+    v.output = static_cast<int>(i);
+    if (res == z3::sat) {
+      v.verdict = Verdict::Counterexample;
+      z3::model m = s.get_model();
+      std::string params;
+      for (auto& pv : r.param_vars)
+        params +=
+            fmt::format(" ?{}={}", pv.name, m.eval(vars.params.at(pv.name), true).to_string());
+      v.reason = fmt::format("output {}: the solver found a model where it differs{}", i, params);
+    } else {
+      std::string why = s.reason_unknown();
+      if (why.size() >= 2 && why.front() == '(' && why.back() == ')')
+        why = why.substr(1, why.size() - 2);
+      bool timed_out =
+          why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos;
+      v.verdict = timed_out ? Verdict::Timeout : Verdict::Unknown;
+      v.reason = timed_out ? fmt::format("output {}: no proof within {} ms", i, opts_.timeout_ms)
+                           : fmt::format("output {}: solver unknown ({})", i, why);
+    }
+    s.pop();
+    break;
+  }
+  v.solver_ms = ms_since(t0);
+  return v;
+}
+
+RuleVerdict Verifier::verify(const rules::Rule& r) const {
+  try {
+    RuleVerdict n;
+    if (opts_.numeric_test) {
+      n = numeric_test(r);
+      if (n.verdict == Verdict::Counterexample || n.verdict == Verdict::Invalid) return n;
+    }
+    RuleVerdict p = prove(r);
+    p.tested = n.tested;
+    p.numeric_ms = n.numeric_ms;
+    return p;
+  } catch (const z3::exception& e) {
+    return {.name = r.name,
+            .verdict = Verdict::Invalid,
+            .reason = fmt::format("Z3 error: {}", e.msg())};
+  } catch (const Error& e) {
+    return {.name = r.name, .verdict = Verdict::Invalid, .reason = e.what()};
+  }
+}
+
+std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& rules,
+                                              Reporter& rep) const {
+  std::vector<RuleVerdict> out(rules.size());
+  std::atomic<size_t> next{0}, done{0};
+  std::mutex mu;
+  auto worker = [&] {
+    while (true) {
+      size_t k = next.fetch_add(1);
+      if (k >= rules.size()) return;
+      out[k] = verify(rules[k]);
+      size_t d = done.fetch_add(1) + 1;
+      std::lock_guard<std::mutex> lk(mu);
+      rep.progress("verify", static_cast<double>(d), static_cast<double>(rules.size()),
+                   rules[k].name);
+    }
+  };
+  int n = opts_.threads > 0 ? opts_.threads
+                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  n = std::min<int>(n, static_cast<int>(std::max<size_t>(1, rules.size())));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < n; ++i) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  return out;
+}
+
+}  // namespace graphsub::verify
