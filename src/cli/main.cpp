@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/onnx_command.h"
 #include "ir/error.h"
 
 int main(int argc, char** argv) {
@@ -13,8 +14,10 @@ int main(int argc, char** argv) {
   graphsub::add_check_axioms_command(app, flags);
   graphsub::add_verify_command(app, flags);
   graphsub::add_optimize_command(app, flags);
+  graphsub::add_export_onnx_command(app, flags);
   try {
-    app.parse(argc, argv);
+    auto args = graphsub::expand_onnx_short_form(argc, argv);  // `graphsub in.onnx out.onnx`
+    app.parse(args);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const graphsub::Error& e) {
