@@ -9,13 +9,6 @@
 namespace graphsub {
 namespace {
 
-AttrSpec ints_attr(const char* name, std::vector<int64_t> def) {
-  return {name, AttrKind::Ints, AttrValue{std::move(def)}, {}};
-}
-AttrSpec required_ints(const char* name) {
-  return {name, AttrKind::Ints, std::nullopt, {}};
-}
-
 int64_t ceil_div(int64_t a, int64_t b) {
   return a >= 0 ? (a + b - 1) / b : -((-a) / b);
 }
@@ -315,7 +308,7 @@ void register_conv_pool_ops(std::vector<OpDef>& defs) {
                   .axiom_name = "enlarge",
                   .min_inputs = 1,
                   .max_inputs = 1,
-                  .attrs = {required_ints("kernel")},
+                  .attrs = {required_attr("kernel", AttrKind::Ints)},
                   .infer = infer_enlarge,
                   .kernel_f32 = kernel_enlarge<float>,
                   .kernel_u32 = kernel_enlarge<uint32_t>,
@@ -327,10 +320,8 @@ void register_conv_pool_ops(std::vector<OpDef>& defs) {
                   .axiom_name = "poolavg",
                   .min_inputs = 1,
                   .max_inputs = 1,
-                  .attrs = {required_ints("kernel"),
-                            stride,
-                            pads,
-                            {"count_include_pad", AttrKind::Int, AttrValue{int64_t{1}}, {}}},
+                  .attrs = {required_attr("kernel", AttrKind::Ints), stride, pads,
+                            int_attr("count_include_pad", 1)},
                   .infer = infer_pool<kPoolAvg>,
                   .kernel_f32 = kernel_poolavg<float>,
                   .kernel_u32 = kernel_poolavg<uint32_t>,
@@ -342,7 +333,7 @@ void register_conv_pool_ops(std::vector<OpDef>& defs) {
                   .axiom_name = "poolmax",
                   .min_inputs = 1,
                   .max_inputs = 1,
-                  .attrs = {required_ints("kernel"), stride, pads},
+                  .attrs = {required_attr("kernel", AttrKind::Ints), stride, pads},
                   .infer = infer_pool<kPoolMax>,
                   .kernel_f32 = kernel_poolmax<float>,
                   .kernel_u32 = kernel_poolmax<uint32_t>,

@@ -95,4 +95,32 @@ std::optional<std::vector<AxiomParam>> square_kernel_params(const Attrs& a,
   return std::vector<AxiomParam>{k[0]};
 }
 
+AttrSpec required_attr(const char* name, AttrKind kind) {
+  return {name, kind, std::nullopt, {}};
+}
+
+// Defaults are emplaced rather than moved in from a temporary AttrValue: the move is what
+// GCC 12 misreads as a use of uninitialised memory.
+AttrSpec int_attr(const char* name, int64_t def) {
+  AttrSpec s = required_attr(name, AttrKind::Int);
+  s.default_value.emplace(std::in_place_index<0>, def);
+  return s;
+}
+AttrSpec float_attr(const char* name, double def) {
+  AttrSpec s = required_attr(name, AttrKind::Float);
+  s.default_value.emplace(std::in_place_index<1>, def);
+  return s;
+}
+AttrSpec ints_attr(const char* name, std::vector<int64_t> def) {
+  AttrSpec s = required_attr(name, AttrKind::Ints);
+  s.default_value.emplace(std::in_place_index<3>, std::move(def));
+  return s;
+}
+AttrSpec act_attr() {
+  AttrSpec s = required_attr("act", AttrKind::String);
+  s.default_value.emplace(std::in_place_index<2>, "none");
+  s.choices = {"none", "relu", "sigmoid", "tanh"};
+  return s;
+}
+
 }  // namespace graphsub

@@ -61,9 +61,13 @@ Attrs square_kernel_attrs(std::span<const AxiomParam> p, std::span<const TensorT
 std::optional<std::vector<AxiomParam>> square_kernel_params(const Attrs& a,
                                                             std::span<const TensorType> in);
 
-inline AttrSpec act_attr() {
-  return {
-      "act", AttrKind::String, AttrValue{std::string("none")}, {"none", "relu", "sigmoid", "tanh"}};
-}
+// Attribute specs, required or with a default. Built out of line, by emplacing the default:
+// moving a temporary AttrValue into the spec trips GCC 12's -Wmaybe-uninitialized in
+// sanitizer builds.
+AttrSpec required_attr(const char* name, AttrKind kind);
+AttrSpec int_attr(const char* name, int64_t def);
+AttrSpec float_attr(const char* name, double def);
+AttrSpec ints_attr(const char* name, std::vector<int64_t> def = {});
+AttrSpec act_attr();  // "act": none (default), relu, sigmoid, tanh
 
 }  // namespace graphsub

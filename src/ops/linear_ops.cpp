@@ -179,7 +179,7 @@ void register_linear_ops(std::vector<OpDef>& defs) {
                   .axiom_name = "transpose",
                   .min_inputs = 1,
                   .max_inputs = 1,
-                  .attrs = {{"perm", AttrKind::Ints, AttrValue{std::vector<int64_t>{}}, {}}},
+                  .attrs = {ints_attr("perm")},
                   .infer = infer_transpose,
                   .kernel_f32 = kernel_transpose<float>,
                   .kernel_u32 = kernel_transpose<uint32_t>,

@@ -9,7 +9,7 @@ namespace graphsub {
 namespace {
 
 AttrSpec epsilon_attr() {
-  return {"epsilon", AttrKind::Float, AttrValue{1e-5}, {}};
+  return float_attr("epsilon", 1e-5);
 }
 
 // Keeps x's trees on every axis except those in [from, to).
@@ -205,7 +205,7 @@ void register_norm_ops(std::vector<OpDef>& defs) {
       {.name = "softmax",
        .min_inputs = 1,
        .max_inputs = 1,
-       .attrs = {{"axis", AttrKind::Int, AttrValue{int64_t{-1}}, {}}},
+       .attrs = {int_attr("axis", -1)},
        .infer = infer_softmax,
        .kernel_f32 = kernel_softmax<float>,
        .kernel_u32 = kernel_softmax<uint32_t>,
@@ -216,7 +216,7 @@ void register_norm_ops(std::vector<OpDef>& defs) {
       {.name = "layernorm",
        .min_inputs = 2,
        .max_inputs = 3,
-       .attrs = {{"axis", AttrKind::Int, AttrValue{int64_t{-1}}, {}}, epsilon_attr()},
+       .attrs = {int_attr("axis", -1), epsilon_attr()},
        .infer = infer_layernorm,
        .kernel_f32 = kernel_layernorm<float>,
        .kernel_u32 = kernel_layernorm<uint32_t>,
@@ -227,8 +227,7 @@ void register_norm_ops(std::vector<OpDef>& defs) {
       {.name = "reduce_mean",
        .min_inputs = 1,
        .max_inputs = 1,
-       .attrs = {{"axes", AttrKind::Ints, AttrValue{std::vector<int64_t>{}}, {}},
-                 {"keepdims", AttrKind::Int, AttrValue{int64_t{1}}, {}}},
+       .attrs = {ints_attr("axes"), int_attr("keepdims", 1)},
        .infer = infer_reduce_mean,
        .kernel_f32 = kernel_reduce_mean<float>,
        .kernel_u32 = kernel_reduce_mean<uint32_t>,

@@ -211,18 +211,13 @@ void kernel_slice(const KernelIO<T>& io) {
   }
 }
 
-AttrSpec ints_default_empty(const char* name) {
-  return {name, AttrKind::Ints, AttrValue{std::vector<int64_t>{}}, {}};
-}
-
 }  // namespace
 
 void register_reshape_ops(std::vector<OpDef>& defs) {
-  const AttrSpec required_ints_shape{"shape", AttrKind::Ints, std::nullopt, {}};
   defs.push_back({.name = "reshape",
                   .min_inputs = 1,
                   .max_inputs = 1,
-                  .attrs = {required_ints_shape},
+                  .attrs = {required_attr("shape", AttrKind::Ints)},
                   .infer = infer_reshape,
                   .kernel_f32 = kernel_copy<float>,
                   .kernel_u32 = kernel_copy<uint32_t>,
@@ -230,7 +225,7 @@ void register_reshape_ops(std::vector<OpDef>& defs) {
   defs.push_back({.name = "flatten",
                   .min_inputs = 1,
                   .max_inputs = 1,
-                  .attrs = {{"axis", AttrKind::Int, AttrValue{int64_t{1}}, {}}},
+                  .attrs = {int_attr("axis", 1)},
                   .infer = infer_flatten,
                   .kernel_f32 = kernel_copy<float>,
                   .kernel_u32 = kernel_copy<uint32_t>,
@@ -238,23 +233,21 @@ void register_reshape_ops(std::vector<OpDef>& defs) {
   defs.push_back({.name = "pad",
                   .min_inputs = 1,
                   .max_inputs = 1,
-                  .attrs = {{"pads", AttrKind::Ints, std::nullopt, {}},
-                            {"value", AttrKind::Float, AttrValue{0.0}, {}}},
+                  .attrs = {required_attr("pads", AttrKind::Ints), float_attr("value", 0.0)},
                   .infer = infer_pad,
                   .kernel_f32 = kernel_pad<float>,
                   .kernel_u32 = kernel_pad<uint32_t>,
                   .cost = copy_cost});
-  defs.push_back({.name = "slice",
-                  .min_inputs = 1,
-                  .max_inputs = 1,
-                  .attrs = {{"starts", AttrKind::Ints, std::nullopt, {}},
-                            {"ends", AttrKind::Ints, std::nullopt, {}},
-                            ints_default_empty("axes"),
-                            ints_default_empty("steps")},
-                  .infer = infer_slice,
-                  .kernel_f32 = kernel_slice<float>,
-                  .kernel_u32 = kernel_slice<uint32_t>,
-                  .cost = copy_cost});
+  defs.push_back(
+      {.name = "slice",
+       .min_inputs = 1,
+       .max_inputs = 1,
+       .attrs = {required_attr("starts", AttrKind::Ints), required_attr("ends", AttrKind::Ints),
+                 ints_attr("axes"), ints_attr("steps")},
+       .infer = infer_slice,
+       .kernel_f32 = kernel_slice<float>,
+       .kernel_u32 = kernel_slice<uint32_t>,
+       .cost = copy_cost});
 }
 
 }  // namespace graphsub
