@@ -59,6 +59,40 @@ std::vector<TensorType> infer_conv(const Attrs& a, std::span<const TensorType> i
   return {out};
 }
 
+// Gathers the input values that output rows [row0, row0 + rows) of one group read into
+// col[r][p] (im2col): r runs over (input channel, ky, kx), p over the tile's output pixels;
+// positions in the padding read zero.
+template <class T>
+void gather_columns(const T* xg, int64_t cg, int64_t h, int64_t w, int64_t ow_n,
+                    const Window2d& win, int64_t row0, int64_t rows, T* col) {
+  int64_t len = rows * ow_n;
+  for (int64_t ci = 0; ci < cg; ++ci) {
+    const T* plane = xg + ci * h * w;
+    for (int64_t ky = 0; ky < win.kh; ++ky)
+      for (int64_t kx = 0; kx < win.kw; ++kx) {
+        T* dst = col + ((ci * win.kh + ky) * win.kw + kx) * len;
+        int64_t off_w = kx * win.dw - win.pl;
+        auto [ow_lo, ow_hi] = valid_range(off_w, win.sw, w, ow_n);
+        for (int64_t r = 0; r < rows; ++r) {
+          T* d = dst + r * ow_n;
+          int64_t ih = (row0 + r) * win.sh + ky * win.dh - win.pt;
+          if (ih < 0 || ih >= h) {
+            std::fill(d, d + ow_n, T{});
+            continue;
+          }
+          const T* src = plane + ih * w;
+          std::fill(d, d + ow_lo, T{});
+          for (int64_t ow = ow_lo; ow < ow_hi; ++ow) d[ow] = src[ow * win.sw + off_w];
+          std::fill(d + ow_hi, d + ow_n, T{});
+        }
+      }
+  }
+}
+
+// Convolution as a matrix product per group: out[o][p] = bias[o] + sum_r w[o][r] * col[r][p].
+// col is built for a tile of output rows at a time so that it stays cache-sized; a 1x1
+// unpadded stride-1 conv reads the input directly. Output channels go in blocks so that each
+// col row is reused from cache. In uint32 the sum order does not matter (exact arithmetic).
 template <class T>
 void kernel_conv(const KernelIO<T>& io) {
   const Shape& xs = io.in_types[0].shape;
@@ -66,42 +100,51 @@ void kernel_conv(const KernelIO<T>& io) {
   const Shape& os = io.out_types[0].shape;
   int64_t n_batch = xs[0], c = xs[1], h = xs[2], w = xs[3];
   int64_t o_ch = ws[0], cg = ws[1], kh = ws[2], kw = ws[3];
-  int64_t oh_n = os[2], ow_n = os[3];
-  int64_t og = o_ch / (c / cg);  // output channels per group
+  int64_t oh_n = os[2], ow_n = os[3], plane = oh_n * ow_n;
+  int64_t groups = c / cg, og = o_ch / groups, taps = cg * kh * kw;
   auto win = Window2d::from_attrs("conv", io.attrs, kh, kw, true);
   Act act = parse_act(io.attrs.s("act"));
   const T* bias = io.in.size() > 2 ? io.in[2] : nullptr;
-  for (int64_t n = 0; n < n_batch; ++n) {
-    for (int64_t o = 0; o < o_ch; ++o) {
-      T* out = io.out[0] + (n * o_ch + o) * oh_n * ow_n;
-      std::fill(out, out + oh_n * ow_n, bias ? bias[o] : T{});
-      int64_t g = o / og;
-      for (int64_t ci = 0; ci < cg; ++ci) {
-        const T* plane = io.in[0] + (n * c + g * cg + ci) * h * w;
-        const T* wk = io.in[1] + (o * cg + ci) * kh * kw;
-        for (int64_t ky = 0; ky < kh; ++ky) {
-          auto [oh_lo, oh_hi] = valid_range(ky * win.dh - win.pt, win.sh, h, oh_n);
-          for (int64_t kx = 0; kx < kw; ++kx) {
-            T wv = wk[ky * kw + kx];
-            int64_t off_w = kx * win.dw - win.pl;
-            auto [ow_lo, ow_hi] = valid_range(off_w, win.sw, w, ow_n);
-            for (int64_t oh = oh_lo; oh < oh_hi; ++oh) {
-              const T* row = plane + (oh * win.sh + ky * win.dh - win.pt) * w;
-              T* orow = out + oh * ow_n;
-              if (win.sw == 1) {  // contiguous: lets the compiler vectorise
-                for (int64_t ow = ow_lo; ow < ow_hi; ++ow) orow[ow] += wv * row[ow + off_w];
-              } else {
-                for (int64_t ow = ow_lo; ow < ow_hi; ++ow)
-                  orow[ow] += wv * row[ow * win.sw + off_w];
-              }
+  const T* weights = io.in[1];
+  bool direct = kh == 1 && kw == 1 && win.sh == 1 && win.sw == 1 && win.pt == 0 && win.pl == 0 &&
+                win.pb == 0 && win.pr == 0;
+  constexpr int64_t kTileElems = int64_t{1} << 16;
+  constexpr int64_t kOutBlock = 8;
+  int64_t tile_rows =
+      direct ? oh_n : std::clamp<int64_t>(kTileElems / std::max<int64_t>(1, taps * ow_n), 1, oh_n);
+  std::vector<T> col(direct ? 0 : static_cast<size_t>(taps * tile_rows * ow_n));
+  for (int64_t n = 0; n < n_batch; ++n)
+    for (int64_t g = 0; g < groups; ++g) {
+      const T* xg = io.in[0] + (n * c + g * cg) * h * w;
+      T* outg = io.out[0] + (n * o_ch + g * og) * plane;
+      for (int64_t row0 = 0; row0 < oh_n; row0 += tile_rows) {
+        int64_t rows = std::min(tile_rows, oh_n - row0), len = rows * ow_n, p0 = row0 * ow_n;
+        const T* cols = xg + p0;
+        int64_t col_stride = h * w;
+        if (!direct) {
+          gather_columns(xg, cg, h, w, ow_n, win, row0, rows, col.data());
+          cols = col.data();
+          col_stride = len;
+        }
+        for (int64_t ob = 0; ob < og; ob += kOutBlock) {
+          int64_t oe = std::min(og, ob + kOutBlock);
+          for (int64_t o = ob; o < oe; ++o)
+            std::fill(outg + o * plane + p0, outg + o * plane + p0 + len,
+                      bias ? bias[g * og + o] : T{});
+          for (int64_t r = 0; r < taps; ++r) {
+            const T* cr = cols + r * col_stride;
+            for (int64_t o = ob; o < oe; ++o) {
+              T wv = weights[(g * og + o) * taps + r];
+              T* op = outg + o * plane + p0;
+              for (int64_t i = 0; i < len; ++i) op[i] += wv * cr[i];
             }
           }
         }
       }
-      if (act != Act::None)
-        for (int64_t i = 0; i < oh_n * ow_n; ++i) out[i] = apply_act(act, out[i]);
     }
-  }
+  if (act != Act::None)
+    for (int64_t i = 0; i < io.out_types[0].numel(); ++i)
+      io.out[0][i] = apply_act(act, io.out[0][i]);
 }
 
 OpCost cost_conv(const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
