@@ -33,6 +33,24 @@ TermPtr side_term(const Space& s, const CompactGraph& g, TensorId t) {
   return Term::app(std::move(name), std::move(args));
 }
 
+bool is_param_var(const std::string& name) {
+  return name.rfind(kParamVarPrefix, 0) == 0;
+}
+
+std::string param_var_domain(const std::string& name) {
+  return name.substr(std::string(kParamVarPrefix).size());
+}
+
+std::vector<std::string> param_vars_of(const std::vector<TermPtr>& terms) {
+  std::set<std::string> seen;
+  std::function<void(const Term&)> walk = [&](const Term& t) {
+    if (t.kind == Term::Kind::Var && is_param_var(t.name)) seen.insert(t.name);
+    for (auto& a : t.args) walk(*a);
+  };
+  for (auto& t : terms) walk(*t);
+  return {seen.begin(), seen.end()};
+}
+
 Equality equality_of(const Space& s, const Candidate& c) {
   Equality e;
   for (TensorId t : c.a_out) e.lhs.push_back(side_term(s, c.a.g, t));
@@ -57,6 +75,10 @@ struct Renamer {
   void print(const Term& t, std::string& out) {
     switch (t.kind) {
       case Term::Kind::Var: {
+        if (is_param_var(t.name)) {  // parameter variables keep their names
+          out += "?" + t.name;
+          return;
+        }
         if (erase) {
           out += "?_";
           return;
@@ -85,7 +107,7 @@ struct Renamer {
   TermPtr rename(const TermPtr& t) {
     switch (t->kind) {
       case Term::Kind::Var:
-        return Term::var(names.at(t->name));
+        return is_param_var(t->name) ? t : Term::var(names.at(t->name));
       case Term::Kind::App: {
         std::vector<TermPtr> args;
         for (auto& a : t->args) args.push_back(rename(a));
@@ -149,6 +171,8 @@ std::vector<Arrangement> arrangements(const Equality& e) {
 }
 
 bool match(const Term& g, const Term& s, std::map<std::string, std::string>& sigma) {
+  if (g.kind == Term::Kind::Var && is_param_var(g.name))
+    return s.kind == Term::Kind::Var && s.name == g.name;
   if (g.kind == Term::Kind::Var) {
     if (s.kind != Term::Kind::Var) return false;
     auto [it, fresh] = sigma.emplace(g.name, s.name);
@@ -163,7 +187,7 @@ bool match(const Term& g, const Term& s, std::map<std::string, std::string>& sig
 
 void collect_vars(const Term& t, std::vector<std::string>& out, std::set<std::string>& seen) {
   if (t.kind == Term::Kind::Var) {
-    if (seen.insert(t.name).second) out.push_back(t.name);
+    if (!is_param_var(t.name) && seen.insert(t.name).second) out.push_back(t.name);
     return;
   }
   for (auto& a : t.args) collect_vars(*a, out, seen);

@@ -31,7 +31,14 @@ void canonicalize(Equality& e);
 // True when `specific` is `general` with its variables renamed, several possibly to one.
 bool is_instance(const Equality& specific, const Equality& general);
 
-// The variables of an equality's side, in order of first occurrence.
+// Parameter variables (a rule that holds for every value of a domain) are named
+// "p_<domain>": ?p_act, ?p_stride. Canonical forms keep their names.
+inline constexpr const char* kParamVarPrefix = "p_";
+bool is_param_var(const std::string& name);
+std::string param_var_domain(const std::string& name);
+std::vector<std::string> param_vars_of(const std::vector<rules::TermPtr>& terms);
+
+// The tensor variables of an equality's side, in order of first occurrence.
 std::vector<std::string> variables_of(const std::vector<rules::TermPtr>& terms);
 
 // Operators in a side (distinct subterms that are applications).

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "ir/error.h"
+#include "rules/axiom_ops.h"
 
 namespace graphsub::gen {
 
@@ -71,6 +72,13 @@ bool GenOp::may_be_read_by(const GenOp& reader, int slot) const {
   for (auto& [name, s] : readers)
     if (name == reader.name && (s < 0 || s == slot)) return true;
   return false;
+}
+
+ParamDomains domains_of(const rules::RuleSet& axioms) {
+  ParamDomains d;
+  for (auto& dom : axioms.domains)
+    for (auto& v : dom.values) d[dom.name].push_back(rules::param_value(*v));
+  return d;
 }
 
 int64_t alt_dim(int64_t d) {

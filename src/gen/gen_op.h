@@ -10,6 +10,7 @@
 #include "gen/pool.h"
 #include "ir/attrs.h"
 #include "ops/op_def.h"
+#include "rules/rule.h"
 
 namespace graphsub::gen {
 
@@ -46,6 +47,9 @@ struct GenOp {
 // Parameter domains by name (stride, padding, act, kernel, axis), as declared in the axioms;
 // an entry "op.param" (poolavg.kernel) overrides the domain for that operator alone.
 using ParamDomains = std::map<std::string, std::vector<AxiomParam>>;
+
+// The parameter domains declared in an axioms file (specs/operators.axioms).
+ParamDomains domains_of(const rules::RuleSet& axioms);
 
 // The re-test pool's shapes: every dimension d > 1 becomes d + 1, except the spatial
 // dimensions of 4-d weights (kernel sizes are what parameters like enlarge's refer to).

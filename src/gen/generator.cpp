@@ -13,6 +13,7 @@
 #include "gen/common_subgraph.h"
 #include "gen/enumerate.h"
 #include "gen/parallel.h"
+#include "gen/param_lift.h"
 #include "gen/space.h"
 #include "ir/error.h"
 
@@ -32,6 +33,7 @@ rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed) {
   std::vector<rules::TermPtr> all = r.source;
   all.insert(all.end(), r.target.begin(), r.target.end());
   r.tensor_vars = variables_of(all);
+  for (auto& p : param_vars_of(all)) r.param_vars.push_back({p, param_var_domain(p)});
   return r;
 }
 
@@ -39,9 +41,12 @@ bool usable_direction(const std::vector<rules::TermPtr>& src,
                       const std::vector<rules::TermPtr>& dst) {
   for (auto& t : src)
     if (t->kind != rules::Term::Kind::App) return false;
-  std::vector<std::string> sv = variables_of(src);
+  std::vector<std::string> sv = variables_of(src), sp = param_vars_of(src);
   std::set<std::string> bound(sv.begin(), sv.end());
+  bound.insert(sp.begin(), sp.end());
   for (auto& v : variables_of(dst))
+    if (!bound.count(v)) return false;
+  for (auto& v : param_vars_of(dst))
     if (!bound.count(v)) return false;
   return true;
 }
@@ -182,6 +187,8 @@ class Pruner {
     return n;
   }
   void note_class(const std::string& key) { classes_.insert(key); }
+  bool is_redundant(const std::string& key) const { return redundant_.count(key) > 0; }
+  uint64_t irredundant_count_not_classes() const { return generalizations_kept(); }
 
  private:
   void resolve_generalizations_keys(const std::set<std::string>& keys) {
@@ -282,6 +289,55 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   t0 = Clock::now();
   Pruner pr(prove, res.verifier_calls);
   for (auto& c : classes) pr.note_class(c.eq.key);
+
+  // Lifted rules first, most general first: a proven one implies all its classes.
+  std::vector<Lift> lifts;
+  if (!opts.declared.empty()) {
+    std::vector<const Equality*> ceqs;
+    for (auto& c : classes) ceqs.push_back(&c.eq);
+    lifts = find_lifts(ceqs, opts.declared);
+  }
+  for (size_t l = 0; l < lifts.size();) {
+    size_t l_end = l;
+    while (l_end < lifts.size() && lifts[l_end].level == lifts[l].level) ++l_end;
+    rep.progress("prove lifted rules", static_cast<double>(l), static_cast<double>(lifts.size()));
+    std::vector<const Equality*> todo, gen_of;
+    std::vector<size_t> todo_idx;
+    auto covered = [&](const Lift& lf) {
+      for (size_t m : lf.members)
+        if (classes[m].state == RuleClass::Pending) return false;
+      return true;
+    };
+    for (size_t k = l; k < l_end; ++k)
+      if (!covered(lifts[k])) gen_of.push_back(&lifts[k].eq);
+    pr.resolve_generalizations(gen_of);
+    auto imply_members = [&](const Lift& lf) {
+      for (size_t m : lf.members) {
+        RuleClass& c = classes[m];
+        if (c.state != RuleClass::Pending) continue;
+        c.state = RuleClass::Implied;
+        ++res.implied;
+        pr.mark(c.eq, true, true);
+      }
+    };
+    for (size_t k = l; k < l_end; ++k) {
+      if (covered(lifts[k])) continue;
+      if (pr.has_valid_generalization(lifts[k].eq)) {
+        pr.mark(lifts[k].eq, true, true);
+        imply_members(lifts[k]);
+        continue;
+      }
+      todo.push_back(&lifts[k].eq);
+      todo_idx.push_back(k);
+    }
+    std::vector<ProofOutcome> out = pr.prove(todo);
+    for (size_t k = 0; k < todo_idx.size(); ++k) {
+      pr.mark(lifts[todo_idx[k]].eq, out[k].proved, false);
+      if (!out[k].proved) continue;
+      imply_members(lifts[todo_idx[k]]);
+    }
+    l = l_end;
+  }
   std::vector<size_t> order(classes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto size_of = [&](size_t i) {
@@ -361,11 +417,26 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     after_renaming += !instance_of_valid;
   }
   stage("after renaming", after_renaming, t0);
+  // Parameter lifting: the classes a proven lifted rule covers are instances of it.
+  t0 = Clock::now();
+  uint64_t after_lifting = 0;
+  for (auto& c : classes) {
+    if (c.state == RuleClass::Failed) continue;
+    bool instance_of_valid = false;
+    for (int g = c.general; g >= 0; g = classes[static_cast<size_t>(g)].general)
+      instance_of_valid =
+          instance_of_valid || classes[static_cast<size_t>(g)].state != RuleClass::Failed;
+    after_lifting += !instance_of_valid && !pr.is_redundant(c.eq.key);
+  }
+  after_lifting += pr.irredundant_count_not_classes();
+  stage("after parameter lifting", after_lifting, t0);
 
   // ---- common-subgraph pruning: the valid rules that nothing more general covers ----
   t0 = Clock::now();
   res.rules = pr.irredundant();
   res.generalized = pr.generalizations_kept();
+  for (auto& e : res.rules)
+    res.lifted += !param_vars_of(e.lhs).empty() || !param_vars_of(e.rhs).empty();
   stage("after common-subgraph pruning", res.rules.size(), t0);
 
   res.seconds = since(t_all);

@@ -19,7 +19,10 @@ struct GeneratorOptions {
   int max_ops = 3;
   std::vector<std::string> ops;  // axiom operator names; empty: all_generator_ops()
   std::vector<PoolTensor> pool;  // empty: default_pool()
-  ParamDomains domains;          // parameter values (from specs/operators.axioms)
+  ParamDomains domains;          // parameter values searched (from specs/operators.axioms)
+  // The domains as the axioms declare them (unrestricted): classes covering every value of
+  // one are tried as one rule with a parameter variable. Empty: no lifting.
+  ParamDomains declared;
   int threads = 2;
   uint64_t seed = 1;
   double tolerance = 1e-5;  // numerical re-test, relative
@@ -52,6 +55,7 @@ struct GeneratorResult {
   uint64_t verifier_calls = 0;  // rules sent to the prover (candidates and generalizations)
   uint64_t implied = 0;         // candidate classes proved as instances of proven ones
   uint64_t generalized = 0;     // more general rules found by common-subgraph pruning
+  uint64_t lifted = 0;          // rules with parameter variables in the library
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;
   std::vector<std::string> variants;  // operator variants searched (labels)
