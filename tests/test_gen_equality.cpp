@@ -30,10 +30,11 @@ TEST(GenEquality, CanonicalFormIgnoresNamesOrientationAndOutputOrder) {
   Equality b = canon(eq({"(concat 1 (matmul none ?p ?q) (matmul none ?p ?r))"},
                         {"(matmul none ?p (concat 1 ?q ?r))"}));
   EXPECT_EQ(a.key, b.key);
-  Equality c = canon(eq({"(relu ?x)", "(relu ?y)"},
-                        {"(split0 0 (relu (concat 0 ?x ?y)))", "(split1 0 (relu (concat 0 ?x ?y)))"}));
-  Equality d = canon(eq({"(split1 0 (relu (concat 0 ?b ?a)))", "(split0 0 (relu (concat 0 ?b ?a)))"},
-                        {"(relu ?a)", "(relu ?b)"}));
+  Equality c = canon(eq({"(relu ?x)", "(relu ?y)"}, {"(split0 0 (relu (concat 0 ?x ?y)))",
+                                                     "(split1 0 (relu (concat 0 ?x ?y)))"}));
+  Equality d =
+      canon(eq({"(split1 0 (relu (concat 0 ?b ?a)))", "(split0 0 (relu (concat 0 ?b ?a)))"},
+               {"(relu ?a)", "(relu ?b)"}));
   EXPECT_EQ(c.key, d.key);
   // Variables become a, b, c in order of first occurrence.
   EXPECT_NE(a.key.find("?a"), std::string::npos);
@@ -66,8 +67,8 @@ TEST(GenEquality, InputSideCommonSubgraphIsReplacedByAVariable) {
   std::vector<Equality> gs = input_generalizations(e);
   ASSERT_EQ(gs.size(), 1u);
   Equality g = canon(gs[0]);
-  Equality expected = canon(eq({"(transpose (matmul none ?v ?w))"},
-                               {"(matmul none (transpose ?w) (transpose ?v))"}));
+  Equality expected = canon(
+      eq({"(transpose (matmul none ?v ?w))"}, {"(matmul none (transpose ?w) (transpose ?v))"}));
   EXPECT_EQ(g.key, expected.key);
   // Nothing shared: no generalization.
   EXPECT_TRUE(input_generalizations(eq({"(transpose (transpose ?x))"}, {"?x"})).empty());
@@ -80,12 +81,11 @@ TEST(GenEquality, OutputSideCommonSubgraphLeavesTheDifferingArguments) {
   EXPECT_EQ(canon(*g).key, canon(eq({"(matmul none ?x (imatmul))"}, {"?x"})).key);
   // Different operators on top, or different parameters: not of that form.
   EXPECT_FALSE(output_generalization(eq({"(relu ?x)"}, {"(sigmoid ?x)"})).has_value());
-  EXPECT_FALSE(output_generalization(
-                   eq({"(conv 1 same none ?x ?w)"}, {"(conv 2 same none ?x ?w)"}))
+  EXPECT_FALSE(output_generalization(eq({"(conv 1 same none ?x ?w)"}, {"(conv 2 same none ?x ?w)"}))
                    .has_value());
   // Every output needs a common top operator.
-  EXPECT_FALSE(output_generalization(eq({"(relu ?x)", "(relu ?y)"},
-                                        {"(relu ?x)", "(split0 0 (concat 0 ?y ?x))"}))
+  EXPECT_FALSE(output_generalization(
+                   eq({"(relu ?x)", "(relu ?y)"}, {"(relu ?x)", "(split0 0 (concat 0 ?y ?x))"}))
                    .has_value());
 }
 
@@ -100,8 +100,7 @@ TEST(GenEquality, RulesComeInEveryDirectionThatCanRewrite) {
   std::vector<rules::Rule> one = rules_of(canon(eq({"(transpose (transpose ?x))"}, {"?x"})), "g");
   ASSERT_EQ(one.size(), 1u);
   EXPECT_EQ(rules::term_str(one[0].source[0]), "(transpose (transpose ?a))");
-  std::vector<rules::Rule> drop =
-      rules_of(canon(eq({"(split0 0 (concat 0 ?x ?y))"}, {"?x"})), "g");
+  std::vector<rules::Rule> drop = rules_of(canon(eq({"(split0 0 (concat 0 ?x ?y))"}, {"?x"})), "g");
   ASSERT_EQ(drop.size(), 1u);
   EXPECT_EQ(drop[0].tensor_vars.size(), 2u);
 }
