@@ -53,7 +53,8 @@ void print_import_summary(const std::string& path, const ImportedModel& m, bool 
   fmt::print("imported {}: opset {}, {} ONNX nodes -> {} graphsub operators", path, m.info->opset(),
              nodes, m.graph.num_ops());
   if (!m.info->producer_name.empty())
-    fmt::print(" (from {} {})", m.info->producer_name, m.info->producer_version);
+    fmt::print(" (from {}{})", m.info->producer_name,
+               m.info->producer_version.empty() ? "" : " " + m.info->producer_version);
   fmt::print("\n");
   if (s.removed)
     fmt::print("  removed {} Identity/Dropout node{}\n", s.removed, s.removed == 1 ? "" : "s");

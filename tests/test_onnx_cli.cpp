@@ -1,0 +1,120 @@
+// The command line: `graphsub optimize in.onnx -o out.onnx`, the short form, the summary, the
+// check (and its failure naming the rule at fault), and clean errors on bad input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "onnx/onnx_model.h"
+#include "test_onnx_support.h"
+
+namespace graphsub {
+namespace {
+
+using testing::OnnxBuilder;
+using testing::run_command;
+using testing::scratch_dir;
+
+std::string graphsub_bin() {
+  return std::string(GRAPHSUB_BINARY_DIR) + "/graphsub";
+}
+
+// x -> Conv -> Relu -> Add(., x) -> com.example:Opaque -> Relu -> y
+std::string model_file(const std::string& dir) {
+  OnnxBuilder b(13);
+  auto* o = b.m.add_opset_import();
+  o->set_domain("com.example");
+  o->set_version(1);
+  b.input("x", {1, 3, 6, 6});
+  b.init("w", {3, 3, 3, 3});
+  auto& c = b.node("Conv", {"x", "w"}, {"c"});
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("Add", {"r", "x"}, {"a"});
+  b.node("Opaque", {"a"}, {"o"}, "mystery").set_domain("com.example");
+  b.value_info("o", {1, 3, 6, 6});
+  b.node("Relu", {"o"}, {"y"});
+  b.output("y", {1, 3, 6, 6});
+  return b.save(dir + "/model.onnx");
+}
+
+TEST(OnnxCli, OptimizesChecksAndWrites) {
+  std::string dir = scratch_dir("cli");
+  std::string in = model_file(dir), out = dir + "/model.opt.onnx";
+  std::filesystem::remove(out);
+  std::string log;
+  int rc = run_command(fmt::format("{} optimize {} -o {} --check 2 --cache-dir {}", graphsub_bin(),
+                                   in, out, dir + "/cache"),
+                       &log);
+  ASSERT_EQ(rc, 0) << log;
+  EXPECT_NE(log.find("opaque nodes (1)"), std::string::npos) << log;
+  EXPECT_NE(log.find("mystery (com.example:Opaque)"), std::string::npos) << log;
+  EXPECT_NE(log.find("fuse-activation-conv"), std::string::npos) << log;
+  EXPECT_NE(log.find("on 2 random input sets"), std::string::npos) << log;
+  EXPECT_NE(log.find("regions between 1 opaque node"), std::string::npos) << log;
+  EXPECT_NE(log.find("onnx::checker ok"), std::string::npos) << log;
+  ImportedModel m = import_onnx_file(out);
+  EXPECT_EQ(m.summary.opaque.size(), 1u);
+}
+
+TEST(OnnxCli, ShortFormAndQuiet) {
+  std::string dir = scratch_dir("cli");
+  std::string in = model_file(dir), out = dir + "/short.onnx";
+  std::filesystem::remove(out);
+  std::string log;
+  int rc = run_command(
+      fmt::format("{} -q {} {} --cache-dir {}", graphsub_bin(), in, out, dir + "/cache"), &log);
+  EXPECT_EQ(rc, 0) << log;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  EXPECT_EQ(log.find("operator"), std::string::npos) << log;  // quiet: no table
+}
+
+TEST(OnnxCli, AnUnsoundRuleIsCaughtAndNamed) {
+  std::string dir = scratch_dir("cli");
+  std::string rules = dir + "/unsound.rules";
+  std::ofstream(rules)
+      << "(rule drop-addend \"x + y is not x\" (source (ewadd ?x ?y)) (target ?x))\n";
+  std::string in = model_file(dir), out = dir + "/bad.onnx";
+  std::filesystem::remove(out);
+  std::string log;
+  int rc = run_command(fmt::format("{} optimize {} -o {} --rules {} --cache-dir {}", graphsub_bin(),
+                                   in, out, rules, dir + "/cache"),
+                       &log);
+  EXPECT_EQ(rc, 1) << log;
+  EXPECT_NE(log.find("MISMATCH"), std::string::npos) << log;
+  EXPECT_NE(log.find("--disable-rule drop-addend"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(out));  // nothing written
+}
+
+TEST(OnnxCli, BadInputFailsWithAMessage) {
+  std::string dir = scratch_dir("cli");
+  std::string garbage = dir + "/garbage.onnx";
+  std::ofstream(garbage) << "definitely not a model";
+  std::string log;
+  EXPECT_EQ(
+      run_command(fmt::format("{} optimize {} -o {}/x.onnx", graphsub_bin(), garbage, dir), &log),
+      1);
+  EXPECT_NE(log.find("error: "), std::string::npos) << log;
+  EXPECT_NE(log.find("not a valid ONNX model"), std::string::npos) << log;
+  EXPECT_EQ(run_command(fmt::format("{} optimize {}", graphsub_bin(), model_file(dir)), &log), 1);
+  EXPECT_NE(log.find("-o OUT.onnx"), std::string::npos) << log;
+  EXPECT_EQ(
+      run_command(fmt::format("{} optimize {}/missing.onnx -o {}/y.onnx", graphsub_bin(), dir, dir),
+                  &log),
+      1);
+  EXPECT_NE(log.find("cannot open"), std::string::npos) << log;
+}
+
+TEST(OnnxCli, ExportsBuiltInModels) {
+  std::string dir = scratch_dir("cli");
+  std::string out = dir + "/demo.onnx", log;
+  ASSERT_EQ(
+      run_command(fmt::format("{} export-onnx --model demo -o {}", graphsub_bin(), out), &log), 0)
+      << log;
+  ImportedModel m = import_onnx_file(out);
+  EXPECT_TRUE(m.summary.opaque.empty());
+  EXPECT_GE(m.graph.num_ops(), 7u);
+}
+
+}  // namespace
+}  // namespace graphsub
