@@ -2,6 +2,7 @@
 // TASO's configurations, determinism of the weights, and execution of the small ones.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "exec/reference_executor.h"
@@ -75,6 +76,9 @@ TEST(Models, BertHasEightAttentionLayers) {
   EXPECT_EQ(c["matmul"], 8u * 6);
   EXPECT_EQ(c["transpose"], 8u * 4);
   EXPECT_EQ(c["reshape"], 8u * 4);
+  EXPECT_EQ(c["softmax"], 8u);
+  EXPECT_EQ(c["smul"], 8u);
+  EXPECT_EQ(c["ewadd"], 8u);  // residual connections
   EXPECT_EQ(output_shape(g), (Shape{1024, 1024}));
   EXPECT_THROW(bert(false, {.hidden = 100, .heads = 16}), Error);
 }
@@ -128,9 +132,13 @@ TEST(Models, SmallConfigurationsRun) {
   Graph t = bert(true, {.batch = 2, .seq = 4, .hidden = 8, .heads = 2, .layers = 2});
   auto o2 = run_reference(t, random_feeds(t, 3));
   EXPECT_EQ(o2[0].shape, (Shape{8, 8}));
-  bool nonzero = false;
-  for (float v : o2[0].data) nonzero = nonzero || v != 0;
+  bool nonzero = false, finite = true;
+  for (float v : o2[0].data) {
+    nonzero = nonzero || v != 0;
+    finite = finite && std::isfinite(v);
+  }
   EXPECT_TRUE(nonzero);
+  EXPECT_TRUE(finite);
 }
 
 }  // namespace

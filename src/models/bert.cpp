@@ -1,8 +1,15 @@
-// BERT-style encoder stack as in TASO's example: per layer, Q/K/V projections, a split into
+// BERT-style encoder stack after TASO's example: per layer, Q/K/V projections, a split into
 // heads by reshape and transpose, two batched matmuls, the inverse transpose and reshape,
-// and an output projection. (TASO's script fed the layer input to the output projection by
-// mistake, dropping the attention; here the attention output feeds it.)
+// and an output projection. Two departures keep it a real attention layer whose values stay
+// finite over eight layers (TASO's script, without them, grows cubically per layer and
+// overflows float on random weights): the logits are scaled by 1/sqrt(d_k) and normalised with
+// a softmax, and the layer output is added to its input (the residual connection). TASO's
+// script also fed the layer input, not the attention, to the output projection; here the
+// attention feeds it.
 #include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
 
 #include "ir/error.h"
 #include "models/layers.h"
@@ -21,10 +28,13 @@ TensorRef attention(models::Layers& l, TensorRef x, const BertConfig& c) {
   };
   auto qh = heads(q), vh = heads(v);
   auto kt = b.transpose(b.reshape(k, {c.batch, c.seq, c.heads, dk}), {0, 2, 3, 1});  // [B,H,dk,S]
-  auto logits = b.matmul(qh, kt);                                                    // [B,H,S,S]
-  auto ctx = b.matmul(logits, vh);                                                   // [B,H,S,dk]
+  auto scale = b.weight(l.fresh_name("scale"), {});                                  // 0-d
+  b.graph().set_weight_data(scale.node, std::make_shared<const std::vector<float>>(
+                                            1, 1.0f / std::sqrt(static_cast<float>(dk))));
+  auto logits = b.softmax(b.op("smul", {b.matmul(qh, kt), scale}));  // [B,H,S,S]
+  auto ctx = b.matmul(logits, vh);                                   // [B,H,S,dk]
   auto merged = b.reshape(b.transpose(ctx, {0, 2, 1, 3}), {c.batch * c.seq, d});
-  return l.dense(merged, d);
+  return b.ewadd(x, l.dense(merged, d));
 }
 
 }  // namespace

@@ -13,8 +13,12 @@ static std::vector<int64_t> pads_for(Pad pad, int64_t kh, int64_t kw) {
   return {(kh - 1) / 2, (kw - 1) / 2, (kh - 1) / 2, (kw - 1) / 2};
 }
 
+std::string Layers::fresh_name(const std::string& kind) {
+  return fmt::format("{}.{}{}", scope_, kind, counter_++);
+}
+
 TensorRef Layers::weight(const std::string& kind, Shape shape) {
-  return b_.weight(fmt::format("{}.{}{}", scope_, kind, counter_++), std::move(shape));
+  return b_.weight(fresh_name(kind), std::move(shape));
 }
 
 TensorRef Layers::conv(TensorRef x, const Conv& c) {

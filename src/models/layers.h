@@ -27,6 +27,7 @@ class Layers {
 
   // A fresh weight named "<scope>.<kind><n>" (unique per model).
   TensorRef weight(const std::string& kind, Shape shape);
+  std::string fresh_name(const std::string& kind);
   TensorRef conv(TensorRef x, const Conv& c);
   TensorRef poolmax(TensorRef x, int64_t k, int64_t stride, Pad pad);
   TensorRef poolavg(TensorRef x, int64_t k, int64_t stride, Pad pad);

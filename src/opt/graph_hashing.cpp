@@ -68,20 +68,28 @@ std::vector<uint64_t> child_node_hashes(const Graph& parent,
   return h;
 }
 
+// Same bytes as structural_hash() feeds its Hasher (little-endian 64-bit words, strings as
+// length then bytes), written into one reserved buffer: this runs once per candidate graph.
 uint64_t graph_hash(const Graph& g, const std::vector<uint64_t>& node_hash) {
   std::vector<uint64_t> alive;
   alive.reserve(g.num_nodes());
   for (NodeId i = 0; i < g.num_slots(); ++i)
     if (g.alive(i)) alive.push_back(node_hash[i]);
   std::sort(alive.begin(), alive.end());  // multiset of nodes: independent of numbering
-  Hasher x;
-  x.add(static_cast<uint64_t>(alive.size()));
-  for (auto v : alive) x.add(v);
-  for (auto& o : g.outputs())
-    x.add(std::string_view(o.name))
-        .add(node_hash[o.ref.node])
-        .add(static_cast<uint64_t>(o.ref.output));
-  return x.digest();
+  std::vector<unsigned char> buf;
+  buf.reserve(8 * (alive.size() + 1 + 4 * g.outputs().size()) + 64);
+  auto word = [&](uint64_t v) {
+    for (int i = 0; i < 8; ++i) buf.push_back(static_cast<unsigned char>(v >> (8 * i)));
+  };
+  word(alive.size());
+  for (auto v : alive) word(v);
+  for (auto& o : g.outputs()) {
+    word(o.name.size());
+    buf.insert(buf.end(), o.name.begin(), o.name.end());
+    word(node_hash[o.ref.node]);
+    word(o.ref.output);
+  }
+  return hash_bytes(buf.data(), buf.size());
 }
 
 }  // namespace graphsub::opt

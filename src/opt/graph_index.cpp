@@ -2,11 +2,15 @@
 
 #include <algorithm>
 
+#include "opt/graph_hashing.h"
+
 namespace graphsub::opt {
 
 std::vector<uint8_t> constant_nodes(const Graph& g) {
   std::vector<uint8_t> c(g.num_slots(), 0);
-  for (NodeId id : g.topo_order()) {
+  std::vector<NodeId> order;
+  if (!topological_order(g, order)) g.topo_order();  // throws, naming a node on the cycle
+  for (NodeId id : order) {
     const Node& n = g.node(id);
     if (n.is_source()) {
       c[id] = n.is_input() ? 0 : 1;

@@ -3,18 +3,19 @@
 #include <fmt/format.h>
 
 #include <memory>
-#include <set>
 
 #include "ir/error.h"
 
 namespace graphsub::opt {
 
 TensorRef Rewrite::add_weight(const std::string& base, TensorType type, std::vector<float> data) {
-  std::set<std::string> names;
-  for (NodeId id = 0; id < g_.num_slots(); ++id)
-    if (g_.alive(id) && g_.node(id).is_source()) names.insert(g_.node(id).name);
+  auto taken = [&](const std::string& name) {
+    for (NodeId id = 0; id < g_.num_slots(); ++id)
+      if (g_.alive(id) && g_.node(id).is_source() && g_.node(id).name == name) return true;
+    return false;
+  };
   std::string name = base;
-  for (int k = 2; names.count(name); ++k) name = fmt::format("{}.{}", base, k);
+  for (int k = 2; taken(name); ++k) name = fmt::format("{}.{}", base, k);
   auto d = std::make_shared<const std::vector<float>>(std::move(data));
   return {g_.add_weight(name, std::move(type), std::move(d)), 0};
 }

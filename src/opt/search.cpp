@@ -42,7 +42,33 @@ struct Entry {
   Graph graph;
   std::shared_ptr<const History> history;
   std::vector<uint64_t> hashes;  // canonical node hashes (node_hashes), reused by children
+  std::vector<double> costs;     // per-node costs, reused by children
 };
+
+// Per-node costs of a whole graph.
+std::vector<double> all_costs(const Graph& g, CostModel& model) {
+  auto constant = constant_nodes(g);
+  std::vector<double> c(g.num_slots(), 0);
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id)) c[id] = model.node_cost(g, id, constant);
+  return c;
+}
+
+// Per-node costs of a child from its parent's: nodes that are the parent's very objects at the
+// same id keep their cost unless their constness changed; the others are priced again.
+std::vector<double> child_costs(const Graph& parent, const std::vector<double>& parent_costs,
+                                const std::vector<uint8_t>& pc, const Graph& child,
+                                CostModel& model) {
+  auto cc = constant_nodes(child);
+  std::vector<double> c(child.num_slots(), 0);
+  for (NodeId id = 0; id < child.num_slots(); ++id) {
+    if (!child.alive(id)) continue;
+    bool same = id < parent.num_slots() && parent.alive(id) &&
+                &parent.node(id) == &child.node(id) && pc[id] == cc[id];
+    c[id] = same ? parent_costs[id] : model.node_cost(child, id, cc);
+  }
+  return c;
+}
 using Key = std::pair<double, uint64_t>;  // (cost, discovery order): deterministic ties
 
 // Cost of a candidate from its parent's: the parent's total, less the nodes the rewrite
@@ -87,7 +113,8 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   auto input_hashes = node_hashes(input);
   std::set<uint64_t> seen{graph_hash(input, input_hashes)};
   uint64_t order = 0;
-  queue.emplace(Key{res.initial_cost, order++}, Entry{input, nullptr, std::move(input_hashes)});
+  queue.emplace(Key{res.initial_cost, order++},
+                Entry{input, nullptr, std::move(input_hashes), all_costs(input, model)});
   std::vector<NodeId> topo;
   res.stopped_by = "exhausted";
   bool out_of_time = false;
@@ -107,10 +134,10 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
     const Graph& g = cur.graph;
     GraphIndex ix(g);
     const auto& constant = ix.constant_flags();
-    std::vector<double> costs(g.num_slots(), 0);
+    const std::vector<double>& costs = cur.costs;
     double total = model.per_graph_cost();
     for (NodeId id = 0; id < g.num_slots(); ++id)
-      if (g.alive(id)) total += costs[id] = model.node_cost(g, id, constant);
+      if (g.alive(id)) total += costs[id];
 
     for (size_t ti = 0; ti < transforms.size() && !out_of_time; ++ti) {
       size_t ordinal = 0;
@@ -124,15 +151,24 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
         }
         double c = candidate_cost(g, costs, total, constant, cand.graph, model);
         if (!(c < opts.alpha * res.best_cost)) return;
+        // A full queue would drop this graph at once: skip the cycle check and hashing.
+        if (queue.size() >= opts.max_queue && !(Key{c, order} < std::prev(queue.end())->first)) {
+          ++res.dropped;
+          return;
+        }
         if (!topological_order(cand.graph, topo)) return;  // the rewrite closed a cycle
         std::vector<uint64_t> hashes;
+        std::vector<double> node_costs;
         if (needs_compaction(cand.graph)) {
           cand.graph.compact();
           hashes = node_hashes(cand.graph);
+          if (!seen.insert(graph_hash(cand.graph, hashes)).second) return;
+          node_costs = all_costs(cand.graph, model);
         } else {
           hashes = child_node_hashes(g, cur.hashes, cand.graph, topo);
+          if (!seen.insert(graph_hash(cand.graph, hashes)).second) return;
+          node_costs = child_costs(g, costs, constant, cand.graph, model);
         }
-        if (!seen.insert(graph_hash(cand.graph, hashes)).second) return;
         auto h = std::make_shared<const History>(History{
             Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
         if (c < res.best_cost) {
@@ -141,8 +177,8 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
           best_history = h;
         }
         ++res.kept;
-        queue.emplace(Key{c, order++},
-                      Entry{std::move(cand.graph), std::move(h), std::move(hashes)});
+        queue.emplace(Key{c, order++}, Entry{std::move(cand.graph), std::move(h), std::move(hashes),
+                                             std::move(node_costs)});
         if (queue.size() > opts.max_queue) {
           queue.erase(std::prev(queue.end()));
           ++res.dropped;

@@ -1,0 +1,291 @@
+// Optimizer benchmark. For every built-in benchmark model:
+//  (1) the cost model against reality: candidate graphs sampled by random rewrites of the
+//      model (the kind of graphs a search compares), each priced by the measured cost model
+//      and run end to end on the fast executor. A calibration (per-operator overhead and
+//      memory traffic, see src/opt/calibration.h) is fitted on all samples; per model it
+//      reports the rank correlation of predicted and measured times and the median relative
+//      error, uncalibrated and calibrated (the latter leave-one-model-out: the model's own
+//      samples are not used to fit the calibration that predicts them);
+//  (2) the optimization itself with the calibrated measured model: operators, cost before and
+//      after, end-to-end time before and after on the fast executor (original and optimized
+//      alternated, median of --runs runs), graphs expanded, search time, peak memory, and the
+//      numerical check of the result.
+//
+//   bench_optimize [--models a,b] [--budget 1000] [--alpha 1.05] [--runs 10] [--samples 8]
+//                  [--threads 1] [--cache-dir DIR] [--skip-calibration]
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ir/report.h"
+#include "models/models.h"
+#include "opt/calibration.h"
+#include "opt/graph_hashing.h"
+#include "opt/graph_index.h"
+#include "opt/machine_profile.h"
+#include "opt/measured_cost.h"
+#include "opt/optimize.h"
+#include "opt/runtime.h"
+
+namespace graphsub {
+namespace {
+
+struct Args {
+  std::vector<std::string> models;
+  size_t budget = 1000;
+  double alpha = 1.05;
+  int runs = 10;
+  int samples = 8;
+  int threads = 1;
+  std::string cache_dir;
+  bool calibrate = true;
+};
+
+Args parse(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::runtime_error("missing value after " + k);
+      return argv[++i];
+    };
+    if (k == "--models") {
+      std::string v = next();
+      for (size_t p = 0; p <= v.size();) {
+        size_t q = v.find(',', p);
+        if (q == std::string::npos) q = v.size();
+        if (q > p) a.models.push_back(v.substr(p, q - p));
+        p = q + 1;
+      }
+    } else if (k == "--budget") {
+      a.budget = std::stoul(next());
+    } else if (k == "--alpha") {
+      a.alpha = std::stod(next());
+    } else if (k == "--runs") {
+      a.runs = std::stoi(next());
+    } else if (k == "--samples") {
+      a.samples = std::stoi(next());
+    } else if (k == "--threads") {
+      a.threads = std::stoi(next());
+    } else if (k == "--cache-dir") {
+      a.cache_dir = next();
+    } else if (k == "--skip-calibration") {
+      a.calibrate = false;
+    } else {
+      throw std::runtime_error("unknown flag " + k);
+    }
+  }
+  if (a.models.empty())
+    for (auto& m : model_names())
+      if (m != "demo") a.models.push_back(m);
+  return a;
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string s;
+  in >> s;
+  return s.empty() ? "unknown" : s;
+}
+
+// Peak resident memory since the last reset, in MiB (VmHWM; reset through clear_refs).
+void reset_peak_memory() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+double peak_memory_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// A graph reached from `g` by `steps` random rewrites (every candidate of every transform is
+// equally likely at each step), seeded: the samples are the same on every run.
+Graph random_rewrite(const Graph& g, const std::vector<const opt::Transform*>& transforms,
+                     int steps, std::mt19937_64& rng) {
+  Graph cur = g;
+  for (int s = 0; s < steps; ++s) {
+    opt::GraphIndex ix(cur);
+    std::vector<Graph> cands;
+    std::vector<NodeId> order;
+    for (auto* t : transforms)
+      t->apply(ix, [&](opt::Candidate&& c) {
+        if (opt::topological_order(c.graph, order)) cands.push_back(std::move(c.graph));
+      });
+    if (cands.empty()) break;
+    cur = std::move(cands[rng() % cands.size()]);
+  }
+  return cur;
+}
+
+struct Sample {
+  std::string model;
+  opt::CalibrationFeatures f;
+  double measured_us = 0;
+};
+
+// Median end-to-end time, with fewer runs for graphs that take long.
+double measure_us(const Graph& g, int threads) {
+  double first = opt::measure_graph_ms(g, 1, threads);
+  int runs = first > 500 ? 3 : first > 50 ? 5 : 9;
+  return opt::measure_graph_ms(g, runs, threads) * 1e3;
+}
+
+double median_abs_rel(const std::vector<double>& pred, const std::vector<double>& meas) {
+  std::vector<double> e;
+  for (size_t i = 0; i < pred.size(); ++i) e.push_back(std::fabs(pred[i] - meas[i]) / meas[i]);
+  return opt::median(e);
+}
+
+void calibrate(const Args& a, opt::MeasuredCostModel& model,
+               const std::vector<const opt::Transform*>& transforms) {
+  fmt::print("## (1) cost model against end-to-end runs\n\n");
+  fmt::print(
+      "{} sampled graphs per model (the model and random rewrites of 1 to 6 steps), each "
+      "run end to end on the fast executor ({} thread(s)).\n\n",
+      a.samples, a.threads);
+  std::vector<Sample> samples;
+  std::mt19937_64 rng(2024);
+  for (auto& name : a.models) {
+    Graph g = build_model(name);
+    auto t = std::chrono::steady_clock::now();
+    for (int i = 0; i < a.samples; ++i) {
+      Graph s = i == 0 ? g : random_rewrite(g, transforms, 1 + static_cast<int>(rng() % 6), rng);
+      samples.push_back({name, model.features(s), measure_us(s, a.threads)});
+    }
+    fmt::print("  sampled {:<13} in {:6.1f} s\n", name, seconds_since(t));
+  }
+  model.save();
+  std::vector<opt::CalibrationSample> all;
+  for (auto& s : samples) all.push_back({s.f, s.measured_us});
+  opt::Calibration cal = opt::fit_calibration(all);
+  fmt::print("\nfit on all {} samples: {}\n\n", all.size(), cal.str());
+
+  fmt::print(
+      "| model | samples | measured ms (min-max) | sum of isolated op times / measured | "
+      "rank corr. uncalibrated | rank corr. calibrated | median error uncalibrated | "
+      "median error calibrated (leave-one-model-out) |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|\n");
+  std::vector<double> all_pred, all_meas, all_raw;
+  for (auto& name : a.models) {
+    std::vector<opt::CalibrationSample> others;
+    std::vector<double> raw, meas, pred_all;
+    for (auto& s : samples) {
+      if (s.model == name) {
+        raw.push_back(s.f.isolated_us);
+        meas.push_back(s.measured_us);
+        pred_all.push_back(cal.predict(s.f));
+      } else {
+        others.push_back({s.f, s.measured_us});
+      }
+    }
+    opt::Calibration held_out = opt::fit_calibration(others);
+    std::vector<double> pred;
+    for (auto& s : samples)
+      if (s.model == name) pred.push_back(held_out.predict(s.f));
+    double lo = *std::min_element(meas.begin(), meas.end()),
+           hi = *std::max_element(meas.begin(), meas.end());
+    double ratio = opt::median([&] {
+      std::vector<double> r;
+      for (size_t i = 0; i < raw.size(); ++i) r.push_back(raw[i] / meas[i]);
+      return r;
+    }());
+    fmt::print("| {} | {} | {:.2f}-{:.2f} | {:.2f} | {:+.2f} | {:+.2f} | {:.0f}% | {:.0f}% |\n",
+               name, meas.size(), lo / 1e3, hi / 1e3, ratio, opt::rank_correlation(raw, meas),
+               opt::rank_correlation(pred_all, meas), 100 * median_abs_rel(raw, meas),
+               100 * median_abs_rel(pred, meas));
+    all_pred.insert(all_pred.end(), pred_all.begin(), pred_all.end());
+    all_meas.insert(all_meas.end(), meas.begin(), meas.end());
+    all_raw.insert(all_raw.end(), raw.begin(), raw.end());
+  }
+  fmt::print(
+      "\nacross all models: rank correlation {:+.3f} uncalibrated, {:+.3f} calibrated; "
+      "median error {:.0f}% uncalibrated, {:.0f}% calibrated (fitted on these samples)\n\n",
+      opt::rank_correlation(all_raw, all_meas), opt::rank_correlation(all_pred, all_meas),
+      100 * median_abs_rel(all_raw, all_meas), 100 * median_abs_rel(all_pred, all_meas));
+  model.set_calibration(cal);
+  model.save();
+}
+
+class QuietReporter : public Reporter {
+ public:
+  void warn(std::string_view line) override { fmt::print(stderr, "warning: {}\n", line); }
+};
+
+void optimize_all(const Args& a, opt::MeasuredCostModel& model) {
+  fmt::print("## (2) optimization with the {} measured cost model\n\n",
+             model.calibration().fitted ? "calibrated" : "uncalibrated");
+  fmt::print(
+      "budget {}, alpha {}, run times: original and optimized alternated, median of {} "
+      "runs each, {} thread(s).\n\n",
+      a.budget, a.alpha, a.runs, a.threads);
+  fmt::print(
+      "| model | ops before | ops after | cost before (ms) | cost after (ms) | cost change | "
+      "run before (ms) | run after (ms) | speedup | expanded | search (s) | peak memory "
+      "(MiB) | check (max rel diff) | rules applied |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  QuietReporter rep;
+  for (auto& name : a.models) {
+    Graph g = build_model(name);
+    opt::OptimizeOptions o;
+    o.search.budget = a.budget;
+    o.search.alpha = a.alpha;
+    o.threads = a.threads;
+    reset_peak_memory();
+    opt::OptimizeResult r = opt::optimize_graph(g, o, model, rep);
+    double peak = peak_memory_mib();
+    auto t = opt::time_alternated(g, r.optimized, a.runs, a.threads);
+    std::string rules;
+    for (auto& [rule, n] : r.rules_applied)
+      rules += fmt::format("{}{} x{}", rules.empty() ? "" : ", ", rule, n);
+    fmt::print(
+        "| {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {:.2f} | {:.2f} | {:.2f}x | {} | {:.2f} "
+        "| {:.0f} | ok ({:.1e}) | {} |\n",
+        name, g.num_ops(), r.optimized.num_ops(), r.initial_cost / 1e3, r.final_cost / 1e3,
+        100 * (r.final_cost - r.initial_cost) / r.initial_cost, t.a_ms, t.b_ms, t.a_ms / t.b_ms,
+        r.search.expanded, r.search.seconds, peak, r.check.max_rel_diff,
+        rules.empty() ? "none" : rules);
+    std::fflush(stdout);
+  }
+  model.save();
+}
+
+}  // namespace
+}  // namespace graphsub
+
+int main(int argc, char** argv) {
+  using namespace graphsub;
+  try {
+    Args a = parse(argc, argv);
+    std::time_t now = std::time(nullptr);
+    char date[32];
+    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
+    std::string cache = a.cache_dir.empty() ? opt::default_cache_dir() : a.cache_dir;
+    QuietReporter rep;
+    opt::MachineProfile m = opt::cached_machine_profile(cache, a.threads, rep);
+    fmt::print("# bench_optimize, {}\n\nmachine: {}\nload average at start: {}\n\n", date, m.str(),
+               load_average());
+    opt::MeasuredCostModel model(cache, m, rep);
+    opt::RuleLibrary lib({}, rep);
+    if (a.calibrate) calibrate(a, model, lib.transforms());
+    optimize_all(a, model);
+    fmt::print("\nload average at end: {}\n", load_average());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  }
+  return 0;
+}
