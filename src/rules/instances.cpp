@@ -119,6 +119,27 @@ bool conv_may_fit(const TensorType& x, const TensorType& w) {
   return ws[0] % (xs[1] / ws[1]) == 0;
 }
 
+// A compact byte key of an optional type (shape and split points), for memo tables.
+void append_tree_key(std::string& k, const SplitTreePtr& t) {
+  if (!t) {
+    k += '.';
+    return;
+  }
+  k += '(';
+  k.append(reinterpret_cast<const char*>(&t->cut), sizeof t->cut);
+  append_tree_key(k, t->left);
+  append_tree_key(k, t->right);
+}
+void append_type_key(std::string& k, const std::optional<TensorType>& t) {
+  if (!t) {
+    k += '-';
+    return;
+  }
+  k += static_cast<char>(t->rank());
+  for (int64_t d : t->shape) k.append(reinterpret_cast<const char*>(&d), sizeof d);
+  for (size_t a = 0; a < t->shape.size(); ++a) append_tree_key(k, t->split(a));
+}
+
 struct Partial {
   std::vector<int16_t> idx;  // candidate index per tensor variable, -1 when unbound
   TensorType type;
@@ -160,7 +181,7 @@ class Enumerator {
     inst.params = params_;
     return join(lists, masks,
                 [&](const std::vector<int16_t>& idx, const std::vector<const TensorType*>&) {
-                  inst.tensors.clear();
+                  // Same keys every time: assignment reuses the map's nodes.
                   for (size_t v = 0; v < names_.size(); ++v)
                     inst.tensors[names_[v]] = (*cands_[v])[static_cast<size_t>(idx[v])];
                   if (!conditions_hold(r_.constraints, inst.params, inst.tensors)) return true;
@@ -293,6 +314,7 @@ class Enumerator {
           positions.push_back(i - np);
         }
       std::vector<std::optional<TensorType>> args(t->args.size() - np);
+      std::map<std::string, std::optional<TensorType>> infer_cache;
       KeyFn key = [&](size_t list, const TensorType& ty) {
         return type_key(*t, *op, positions[list], ty, params_);
       };
@@ -302,12 +324,18 @@ class Enumerator {
             for (size_t k = 0; k < positions.size(); ++k) args[positions[k]] = *types[k];
             if (op->op->name == "conv" && args[0] && args[1] && !conv_may_fit(*args[0], *args[1]))
               return true;
-            try {
-              TensorType ty = infer_app_type(t, params_, args);
-              out->push_back({idx, std::move(ty)});
-            } catch (const Error&) {
-              // Not well-typed for these shapes: not an instance.
+            // Many bindings give the same argument types: infer once per distinct types.
+            std::string key;
+            for (auto& a : args) append_type_key(key, a);
+            auto [it, fresh] = infer_cache.try_emplace(std::move(key));
+            if (fresh) {
+              try {
+                it->second = infer_app_type(t, params_, args);
+              } catch (const Error&) {
+                // Not well-typed for these types: no instance.
+              }
             }
+            if (it->second) out->push_back({idx, *it->second});
             return true;
           },
           key);
