@@ -26,7 +26,7 @@ graphsub_stage(graphsub_verify DIRS verify DEPS graphsub_rules PkgConfig::Z3)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_verify)
 
 # The substitution generator: enumerates graphs, fingerprints them, proves candidates.
-graphsub_stage(graphsub_gen DIRS gen DEPS graphsub_rules)
+graphsub_stage(graphsub_gen DIRS gen DEPS graphsub_rules graphsub_verify)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)
 
 # The optimizer: rule matching and rewriting, weight pre-computation, cost models, search.

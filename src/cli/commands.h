@@ -13,5 +13,6 @@ void add_demo_command(CLI::App& app, GlobalFlags& flags);
 void add_check_axioms_command(CLI::App& app, GlobalFlags& flags);
 void add_verify_command(CLI::App& app, GlobalFlags& flags);
 void add_optimize_command(CLI::App& app, GlobalFlags& flags);
+void add_generate_command(CLI::App& app, GlobalFlags& flags);
 
 }  // namespace graphsub

@@ -65,6 +65,7 @@ struct RuleClass {
   int vars = 0;        // distinct variables
   int general = -1;    // index of a more general class (same skeleton), -1 if none
   enum State { Pending, Proved, Implied, Failed } state = Pending;
+  bool by_lift = false;  // implied by a proven rule with a parameter variable
   std::string reason;
 };
 
@@ -187,8 +188,6 @@ class Pruner {
     return n;
   }
   void note_class(const std::string& key) { classes_.insert(key); }
-  bool is_redundant(const std::string& key) const { return redundant_.count(key) > 0; }
-  uint64_t irredundant_count_not_classes() const { return generalizations_kept(); }
 
  private:
   void resolve_generalizations_keys(const std::set<std::string>& keys) {
@@ -292,10 +291,11 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
 
   // Lifted rules first, most general first: a proven one implies all its classes.
   std::vector<Lift> lifts;
-  if (!opts.declared.empty()) {
+  uint64_t valid_lifts = 0;
+  if (!opts.lift_domains.empty()) {
     std::vector<const Equality*> ceqs;
     for (auto& c : classes) ceqs.push_back(&c.eq);
-    lifts = find_lifts(ceqs, opts.declared);
+    lifts = find_lifts(ceqs, opts.lift_domains);
   }
   for (size_t l = 0; l < lifts.size();) {
     size_t l_end = l;
@@ -316,6 +316,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         RuleClass& c = classes[m];
         if (c.state != RuleClass::Pending) continue;
         c.state = RuleClass::Implied;
+        c.by_lift = true;
         ++res.implied;
         pr.mark(c.eq, true, true);
       }
@@ -325,6 +326,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
       if (pr.has_valid_generalization(lifts[k].eq)) {
         pr.mark(lifts[k].eq, true, true);
         imply_members(lifts[k]);
+        ++valid_lifts;
         continue;
       }
       todo.push_back(&lifts[k].eq);
@@ -335,6 +337,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
       pr.mark(lifts[todo_idx[k]].eq, out[k].proved, false);
       if (!out[k].proved) continue;
       imply_members(lifts[todo_idx[k]]);
+      ++valid_lifts;
     }
     l = l_end;
   }
@@ -426,9 +429,9 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     for (int g = c.general; g >= 0; g = classes[static_cast<size_t>(g)].general)
       instance_of_valid =
           instance_of_valid || classes[static_cast<size_t>(g)].state != RuleClass::Failed;
-    after_lifting += !instance_of_valid && !pr.is_redundant(c.eq.key);
+    after_lifting += !instance_of_valid && !c.by_lift;
   }
-  after_lifting += pr.irredundant_count_not_classes();
+  after_lifting += valid_lifts;
   stage("after parameter lifting", after_lifting, t0);
 
   // ---- common-subgraph pruning: the valid rules that nothing more general covers ----

@@ -20,9 +20,10 @@ struct GeneratorOptions {
   std::vector<std::string> ops;  // axiom operator names; empty: all_generator_ops()
   std::vector<PoolTensor> pool;  // empty: default_pool()
   ParamDomains domains;          // parameter values searched (from specs/operators.axioms)
-  // The domains as the axioms declare them (unrestricted): classes covering every value of
-  // one are tried as one rule with a parameter variable. Empty: no lifting.
-  ParamDomains declared;
+  // Parameter lifting: classes that cover every searched value of a domain are tried as one
+  // rule with a parameter variable, which the prover checks over the domain the axioms
+  // declare (it may hold for more values than were searched). Empty: no lifting.
+  ParamDomains lift_domains;
   int threads = 2;
   uint64_t seed = 1;
   double tolerance = 1e-5;  // numerical re-test, relative

@@ -1,0 +1,25 @@
+#include "gen/verifier_prover.h"
+
+#include <fmt/format.h>
+
+namespace graphsub::gen {
+
+Prover verifier_prover(const verify::Verifier& v, Reporter& rep) {
+  return [&v, &rep](const std::vector<rules::Rule>& batch) {
+    std::vector<verify::RuleVerdict> verdicts = v.verify_all(batch, rep);
+    std::vector<ProofOutcome> out;
+    out.reserve(verdicts.size());
+    for (auto& r : verdicts) {
+      ProofOutcome o;
+      o.proved = r.proved();
+      if (!o.proved)
+        o.reason = r.reason.empty()
+                       ? verify::verdict_name(r.verdict)
+                       : fmt::format("{}: {}", verify::verdict_name(r.verdict), r.reason);
+      out.push_back(std::move(o));
+    }
+    return out;
+  };
+}
+
+}  // namespace graphsub::gen
