@@ -1,0 +1,78 @@
+// Reference executor speed on the built-in models: wall and process CPU time per run (medians),
+// FLOPs from the operators' cost functions, and GFLOP/s over CPU time. The reference kernels
+// serve numerical checks of whole models, so they must stay usable at model scale.
+//   bench_reference_kernels [--reps N] [model ...]   (default: every benchmark model)
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "exec/reference_executor.h"
+#include "models/models.h"
+
+namespace {
+
+using namespace graphsub;
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+double graph_flops(const Graph& g) {
+  double f = 0;
+  for (NodeId id : g.topo_order()) {
+    const Node& n = g.node(id);
+    if (n.is_source()) continue;
+    std::vector<TensorType> in;
+    for (auto r : n.inputs) in.push_back(g.type(r));
+    f += op_cost(*n.op, n.attrs, in, n.outputs).flops;
+  }
+  return f;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int reps = 3;
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--reps" && i + 1 < argc)
+      reps = std::max(1, std::atoi(argv[++i]));
+    else
+      names.push_back(a);
+  }
+  if (names.empty())
+    for (auto& n : model_names())
+      if (n != "demo") names.push_back(n);
+  fmt::print(
+      "| model | operators | GFLOP | wall s | CPU s | GFLOP/s (CPU) "
+      "|\n|---|---|---|---|---|---|\n");
+  for (auto& name : names) {
+    Graph g = build_model(name);
+    auto feeds = random_feeds(g, 1);
+    std::vector<double> wall, cpu;
+    for (int r = 0; r < reps; ++r) {
+      double c0 = cpu_seconds();
+      auto t0 = std::chrono::steady_clock::now();
+      auto outs = run_reference<float>(g, feeds);
+      wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      cpu.push_back(cpu_seconds() - c0);
+    }
+    double gflop = graph_flops(g) / 1e9;
+    fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f} |\n", name, g.num_ops(), gflop,
+               median(wall), median(cpu), gflop / median(cpu));
+    std::fflush(stdout);
+  }
+}
