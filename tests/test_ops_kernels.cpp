@@ -492,6 +492,42 @@ TEST(OpsKernels, LayernormF32) {
   }
 }
 
+// uint32: the same formulas over the scalar stand-ins (exp, sqrt polynomials, modular
+// division), one output at a time.
+TEST(OpsKernels, NormalisationsU32) {
+  using S = Scalar<uint32_t>;
+  std::mt19937 rng(18);
+  auto x = testutil::random_u32({2, 3, 4}, rng);
+  auto c3 = [&] { return testutil::random_u32({3}, rng); };
+  auto scale = c3(), bias = c3(), mean = c3(), var = c3();
+  auto bn = run_op<uint32_t>("batchnorm", {x, scale, bias, mean, var}).at(0);
+  for_each_index(x.shape, [&](const std::vector<int64_t>& i) {
+    int64_t at = testutil::flat_index(x.shape, i), c = i[1];
+    uint32_t want = (x.data[at] - mean.data[c]) * S::div(scale.data[c], S::sqrt(var.data[c])) +
+                    bias.data[c];  // epsilon 1e-5 rounds to 0
+    EXPECT_EQ(bn.data[at], want);
+  });
+  auto sm = run_op<uint32_t>("softmax", {x}, {{"axis", 1}}).at(0);
+  for_each_index(x.shape, [&](const std::vector<int64_t>& i) {
+    std::vector<int64_t> j = i;
+    uint32_t mx = 0, sum = 0;
+    for (j[1] = 0; j[1] < 3; ++j[1]) mx = std::max(mx, x.data[testutil::flat_index(x.shape, j)]);
+    for (j[1] = 0; j[1] < 3; ++j[1]) sum += S::exp(x.data[testutil::flat_index(x.shape, j)] - mx);
+    int64_t at = testutil::flat_index(x.shape, i);
+    EXPECT_EQ(sm.data[at], S::div(S::exp(x.data[at] - mx), sum));
+  });
+  auto g = testutil::random_u32({4}, rng), b = testutil::random_u32({4}, rng);
+  auto ln = run_op<uint32_t>("layernorm", {x, g, b}).at(0);
+  for (int64_t r = 0; r < 6; ++r) {
+    const uint32_t* row = x.data.data() + r * 4;
+    uint32_t m = (row[0] + row[1] + row[2] + row[3]) * S::inverse(4), v = 0;
+    for (int i = 0; i < 4; ++i) v += (row[i] - m) * (row[i] - m);
+    uint32_t inv = S::div(1, S::sqrt(v * S::inverse(4)));
+    for (int i = 0; i < 4; ++i)
+      EXPECT_EQ(ln.data[r * 4 + i], (row[i] - m) * inv * g.data[i] + b.data[i]);
+  }
+}
+
 template <class T>
 void check_reduce_mean(std::mt19937& rng) {
   for (int trial = 0; trial < kTrials; ++trial) {
