@@ -207,8 +207,12 @@ TEST(GenEnumerator, RespectsOperandRoles) {
         EXPECT_FALSE(weight_only(s, r.g, in0)) << graph_str(s, r.g);
         EXPECT_TRUE(weight_only(s, r.g, r.g.ops[k].in[1])) << graph_str(s, r.g);
       }
-      if (op.name == "enlarge") EXPECT_TRUE(is_pool_id(p, in0));
-      if (op.name == "poolmax" && is_pool_id(p, in0)) EXPECT_EQ(s.pool[in0].role, Role::Data);
+      if (op.name == "enlarge") {
+        EXPECT_TRUE(is_pool_id(p, in0));
+      }
+      if (op.name == "poolmax" && is_pool_id(p, in0)) {
+        EXPECT_EQ(s.pool[in0].role, Role::Data);
+      }
     }
   }
   EXPECT_GT(convs, 0u);

@@ -71,7 +71,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   static std::vector<std::string> params;
   static int threads = 0;
   static uint64_t seed = 1;
-  static unsigned timeout_ms = 2000;
+  static unsigned timeout_ms = 5000;
   cmd->add_option("--max-ops", max_ops, "largest graph, in operators (1 to 4)")->required();
   cmd->add_option("--ops", ops_list,
                   "operators to use, comma-separated axiom names (default: all)");
