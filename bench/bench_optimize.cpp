@@ -167,6 +167,7 @@ void calibrate(const Args& a, opt::MeasuredCostModel& model,
       samples.push_back({name, model.features(s), measure_us(s, a.threads)});
     }
     fmt::print("  sampled {:<13} in {:6.1f} s\n", name, seconds_since(t));
+    std::fflush(stdout);
   }
   model.save();
   std::vector<opt::CalibrationSample> all;
@@ -234,8 +235,8 @@ void optimize_all(const Args& a, opt::MeasuredCostModel& model) {
       a.budget, a.alpha, a.runs, a.threads);
   fmt::print(
       "| model | ops before | ops after | cost before (ms) | cost after (ms) | cost change | "
-      "run before (ms) | run after (ms) | speedup | expanded | search (s) | peak memory "
-      "(MiB) | check (max rel diff) | rules applied |\n");
+      "run before (ms) | run after (ms) | speedup | expanded | search s (processor s) | peak "
+      "MiB after search | check: max rel diff (peak MiB with it) | rules applied |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   QuietReporter rep;
   for (auto& name : a.models) {
@@ -253,11 +254,11 @@ void optimize_all(const Args& a, opt::MeasuredCostModel& model) {
       rules += fmt::format("{}{} x{}", rules.empty() ? "" : ", ", rule, n);
     fmt::print(
         "| {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {:.2f} | {:.2f} | {:.2f}x | {} | {:.2f} "
-        "| {:.0f} | ok ({:.1e}) | {} |\n",
+        "({:.2f}) | {:.0f} | ok: {:.1e} ({:.0f}) | {} |\n",
         name, g.num_ops(), r.optimized.num_ops(), r.initial_cost / 1e3, r.final_cost / 1e3,
         100 * (r.final_cost - r.initial_cost) / r.initial_cost, t.a_ms, t.b_ms, t.a_ms / t.b_ms,
-        r.search.expanded, r.search.seconds, peak, r.check.max_rel_diff,
-        rules.empty() ? "none" : rules);
+        r.search.expanded, r.search.seconds, r.search.cpu_seconds, r.peak_rss_mib,
+        r.check.max_rel_diff, peak, rules.empty() ? "none" : rules);
     std::fflush(stdout);
   }
   model.save();

@@ -113,9 +113,10 @@ opt::OptimizeResult optimize_and_report(const Graph& g, const std::string& what,
   }
   const auto& s = r.search;
   fmt::print(
-      "\nsearch: {} graphs expanded (stopped by {}), {} candidates, {} kept, {} dropped, "
-      "peak queue {}, {:.2f} s\n",
-      s.expanded, s.stopped_by, s.generated, s.kept, s.dropped, s.peak_queue, s.seconds);
+      "\nsearch: {} graphs expanded (stopped by {}), {} candidates, {} queued, {} dropped, "
+      "peak queue {}, {:.2f} s ({:.2f} s processor time), peak memory {:.0f} MiB\n",
+      s.expanded, s.stopped_by, s.generated, s.kept, s.dropped, s.peak_queue, s.seconds,
+      s.cpu_seconds, r.peak_rss_mib);
   if (r.rules_applied.empty()) {
     fmt::print("rules applied: none\n");
   } else {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
 
 #include "ir/error.h"
 #include "opt/analytic_cost.h"
@@ -40,6 +41,14 @@ std::string blame(const Graph& original, const std::vector<const Transform*>& tr
 
 }  // namespace
 
+double process_peak_rss_mib() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
+  return 0;
+}
+
 std::map<std::string, size_t> op_counts(const Graph& g) {
   std::map<std::string, size_t> c;
   for (NodeId id = 0; id < g.num_slots(); ++id)
@@ -69,6 +78,7 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, CostM
   r.cost_model = cost.name();
   r.assumptions = cost.assumptions();
   r.search = search(g, transforms, cost, opts.search, reporter);
+  r.peak_rss_mib = process_peak_rss_mib();
   r.initial_cost = r.search.initial_cost;
   r.optimized = r.search.best;
   for (auto& s : r.search.steps) ++r.rules_applied[s.rule];

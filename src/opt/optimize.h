@@ -43,6 +43,7 @@ struct OptimizeResult {
   size_t folded = 0;                            // operators pre-computed into weights
   std::map<std::string, size_t> rules_applied;  // rule -> applications on the way to the result
   size_t rules_loaded = 0;
+  double peak_rss_mib = 0;  // process peak resident memory after the search (Linux; else 0)
   bool checked = false;
   CheckResult check;
   double check_seconds = 0;
@@ -57,6 +58,9 @@ std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, Reporter& reporter);
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, CostModel& cost,
                               Reporter& reporter);
+
+// Peak resident memory of this process so far in MiB (VmHWM on Linux; 0 elsewhere).
+double process_peak_rss_mib();
 
 // Operator counts by operator name (source nodes excluded).
 std::map<std::string, size_t> op_counts(const Graph& g);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <ctime>
 #include <map>
 #include <set>
 
@@ -38,16 +39,25 @@ std::vector<Step> unwind(const std::shared_ptr<const History>& h) {
   return {steps.rbegin(), steps.rend()};
 }
 
+// An expanded graph with what its children are priced and hashed against.
+struct Parent {
+  Graph graph;
+  std::vector<uint64_t> hashes;   // canonical node hashes (node_hashes)
+  std::vector<double> costs;      // per-node costs
+  std::vector<uint8_t> constant;  // constant_nodes()
+};
+
+// A queued graph. Its canonical hash is computed only when it is taken from the queue (most
+// queued graphs never are): from its parent's node hashes, re-hashing only what changed.
 struct Entry {
   Graph graph;
   std::shared_ptr<const History> history;
-  std::vector<uint64_t> hashes;  // canonical node hashes (node_hashes), reused by children
-  std::vector<double> costs;     // per-node costs, reused by children
+  std::shared_ptr<const Parent> parent;  // null for the input graph
 };
 
 // Per-node costs of a whole graph.
-std::vector<double> all_costs(const Graph& g, CostModel& model) {
-  auto constant = constant_nodes(g);
+std::vector<double> all_costs(const Graph& g, const std::vector<uint8_t>& constant,
+                              CostModel& model) {
   std::vector<double> c(g.num_slots(), 0);
   for (NodeId id = 0; id < g.num_slots(); ++id)
     if (g.alive(id)) c[id] = model.node_cost(g, id, constant);
@@ -58,8 +68,7 @@ std::vector<double> all_costs(const Graph& g, CostModel& model) {
 // same id keep their cost unless their constness changed; the others are priced again.
 std::vector<double> child_costs(const Graph& parent, const std::vector<double>& parent_costs,
                                 const std::vector<uint8_t>& pc, const Graph& child,
-                                CostModel& model) {
-  auto cc = constant_nodes(child);
+                                const std::vector<uint8_t>& cc, CostModel& model) {
   std::vector<double> c(child.num_slots(), 0);
   for (NodeId id = 0; id < child.num_slots(); ++id) {
     if (!child.alive(id)) continue;
@@ -103,6 +112,7 @@ double candidate_cost(const Graph& parent, const std::vector<double>& parent_cos
 SearchResult search(const Graph& input, const std::vector<const Transform*>& transforms,
                     CostModel& model, const SearchOptions& opts, Reporter& reporter) {
   auto start = Clock::now();
+  std::clock_t cpu_start = std::clock();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   SearchResult res;
   res.best = input;
@@ -110,11 +120,9 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   std::shared_ptr<const History> best_history;
 
   std::map<Key, Entry> queue;
-  auto input_hashes = node_hashes(input);
-  std::set<uint64_t> seen{graph_hash(input, input_hashes)};
+  std::set<uint64_t> seen;  // canonical hashes of the graphs expanded so far
   uint64_t order = 0;
-  queue.emplace(Key{res.initial_cost, order++},
-                Entry{input, nullptr, std::move(input_hashes), all_costs(input, model)});
+  queue.emplace(Key{res.initial_cost, order++}, Entry{input, nullptr, nullptr});
   std::vector<NodeId> topo;
   res.stopped_by = "exhausted";
   bool out_of_time = false;
@@ -129,15 +137,35 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
     auto top = queue.begin();
     Entry cur = std::move(top->second);
     queue.erase(top);
-    ++res.expanded;
 
-    const Graph& g = cur.graph;
-    GraphIndex ix(g);
-    const auto& constant = ix.constant_flags();
-    const std::vector<double>& costs = cur.costs;
+    // Deduplicate by the canonical hash; renumber first when holes dominate.
+    auto par = std::make_shared<Parent>();
+    par->graph = std::move(cur.graph);
+    Graph& g = par->graph;
+    if (!cur.parent || needs_compaction(g)) {
+      normalize(g);
+      par->hashes = node_hashes(g);
+      par->constant = constant_nodes(g);
+      par->costs = all_costs(g, par->constant, model);
+    } else {
+      topological_order(g, topo);  // acyclic: checked when it was queued
+      par->hashes = child_node_hashes(cur.parent->graph, cur.parent->hashes, g, topo);
+      par->constant = constant_nodes(g);
+      par->costs = child_costs(cur.parent->graph, cur.parent->costs, cur.parent->constant, g,
+                               par->constant, model);
+    }
+    if (!seen.insert(graph_hash(g, par->hashes)).second) {
+      ++res.duplicates;
+      continue;
+    }
+    ++res.expanded;
+    std::shared_ptr<const Parent> parent = par;
+    const auto& constant = par->constant;
+    const std::vector<double>& costs = par->costs;
     double total = model.per_graph_cost();
     for (NodeId id = 0; id < g.num_slots(); ++id)
       if (g.alive(id)) total += costs[id];
+    GraphIndex ix(g);
 
     for (size_t ti = 0; ti < transforms.size() && !out_of_time; ++ti) {
       size_t ordinal = 0;
@@ -151,24 +179,12 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
         }
         double c = candidate_cost(g, costs, total, constant, cand.graph, model);
         if (!(c < opts.alpha * res.best_cost)) return;
-        // A full queue would drop this graph at once: skip the cycle check and hashing.
+        // A full queue would drop this graph at once.
         if (queue.size() >= opts.max_queue && !(Key{c, order} < std::prev(queue.end())->first)) {
           ++res.dropped;
           return;
         }
         if (!topological_order(cand.graph, topo)) return;  // the rewrite closed a cycle
-        std::vector<uint64_t> hashes;
-        std::vector<double> node_costs;
-        if (needs_compaction(cand.graph)) {
-          cand.graph.compact();
-          hashes = node_hashes(cand.graph);
-          if (!seen.insert(graph_hash(cand.graph, hashes)).second) return;
-          node_costs = all_costs(cand.graph, model);
-        } else {
-          hashes = child_node_hashes(g, cur.hashes, cand.graph, topo);
-          if (!seen.insert(graph_hash(cand.graph, hashes)).second) return;
-          node_costs = child_costs(g, costs, constant, cand.graph, model);
-        }
         auto h = std::make_shared<const History>(History{
             Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
         if (c < res.best_cost) {
@@ -177,8 +193,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
           best_history = h;
         }
         ++res.kept;
-        queue.emplace(Key{c, order++}, Entry{std::move(cand.graph), std::move(h), std::move(hashes),
-                                             std::move(node_costs)});
+        queue.emplace(Key{c, order++}, Entry{std::move(cand.graph), std::move(h), parent});
         if (queue.size() > opts.max_queue) {
           queue.erase(std::prev(queue.end()));
           ++res.dropped;
@@ -193,6 +208,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   res.steps = unwind(best_history);
   res.best_cost = model.graph_cost(res.best);  // exact, not the incremental estimate
   res.seconds = elapsed();
+  res.cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   return res;
 }
 
@@ -200,6 +216,7 @@ std::vector<Graph> replay_steps(const Graph& input, const std::vector<const Tran
                                 const std::vector<Step>& steps, size_t count) {
   std::vector<Graph> graphs;
   Graph cur = input;
+  normalize(cur);  // as the search did before expanding it
   for (size_t i = 0; i < count && i < steps.size(); ++i) {
     const Step& s = steps[i];
     if (s.transform >= transforms.size())

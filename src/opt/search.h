@@ -1,8 +1,11 @@
 #pragma once
 // Cost-based backtracking search (TASO's Algorithm 2). A queue of graphs ordered by cost;
-// the cheapest is expanded by applying every transform at every match; a new graph is kept
-// when it is acyclic, not seen before (canonical structural hash) and cheaper than alpha
-// times the best cost so far. Stops after `budget` expanded graphs, at the time limit, or
+// the cheapest is expanded by applying every transform at every match; a new graph is queued
+// when it is acyclic and cheaper than alpha times the best cost so far. Graphs are
+// deduplicated by their canonical structural hash (src/ir/hash.h) when taken from the queue:
+// one seen before is skipped without counting as expanded. (Hashing only the graphs taken
+// out, from their parent's node hashes, keeps the cost of the many queued graphs that are
+// never expanded to pricing them.) Stops after `budget` expanded graphs, at the time limit, or
 // when the queue runs dry. The queue is bounded: beyond max_queue graphs the most expensive
 // are dropped, so memory stays bounded whatever the budget. Ties are broken by the order in
 // which graphs were found, so the result is deterministic for a deterministic cost model.
@@ -39,12 +42,15 @@ struct SearchResult {
   Graph best;
   double initial_cost = 0;
   double best_cost = 0;
-  size_t expanded = 0;   // graphs taken from the queue and expanded
-  size_t generated = 0;  // candidates produced by transforms
-  size_t kept = 0;       // candidates queued (new, acyclic, below alpha * best)
-  size_t dropped = 0;    // queued graphs dropped to keep the queue bounded
+  size_t expanded = 0;    // graphs taken from the queue and expanded
+  size_t generated = 0;   // candidates produced by transforms
+  size_t kept = 0;        // candidates queued (acyclic, below alpha * best)
+  size_t duplicates = 0;  // queued graphs skipped when taken out: seen before
+  size_t dropped = 0;     // queued graphs dropped to keep the queue bounded
   size_t peak_queue = 0;
-  double seconds = 0;
+  double seconds = 0;       // wall-clock time
+  double cpu_seconds = 0;   // processor time of this process meanwhile (the search is serial:
+                            // on a machine shared with other work, this is what it cost)
   std::string stopped_by;   // "budget", "time limit", "exhausted"
   std::vector<Step> steps;  // from the input graph to `best`
 };
