@@ -109,6 +109,18 @@ TEST(Verifier, ATrueRuleOutsideTheAxiomsIsNotProvedAndSaysWhy) {
   EXPECT_NE(r.reason.find("output 0"), std::string::npos) << r.reason;
 }
 
+TEST(Verifier, ADeterministicResourceLimitStopsTheSolver) {
+  rules::RuleSet ax = axioms();
+  rules::RuleSet set = rules::load_rules(kSrc + "/tests/rules/true.rules", &ax);
+  VerifyOptions o = options();
+  o.rlimit = 1;  // far too little for the associativity/commutativity search
+  RuleVerdict r = Verifier(ax, o).verify(set.rules[0]);
+  EXPECT_EQ(r.verdict, Verdict::Timeout) << r.reason;
+  EXPECT_NE(r.reason.find("resource limit"), std::string::npos) << r.reason;
+  o.rlimit = 0;
+  EXPECT_TRUE(Verifier(ax, o).verify(set.rules[0]).proved());
+}
+
 TEST(Verifier, RejectsRulesThatNeverTypeCheck) {
   rules::RuleSet ax = axioms();
   rules::RuleSet set = rules::parse_rules(

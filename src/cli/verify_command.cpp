@@ -22,6 +22,9 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--axioms", axioms_path, "axioms file (default: specs/operators.axioms)");
   cmd->add_option("--timeout-ms", timeout_ms, "time limit per rule in milliseconds")
       ->capture_default_str();
+  static unsigned rlimit = 0;
+  cmd->add_option("--rlimit", rlimit,
+                  "Z3 resource limit per output, deterministic unlike the time limit (0: none)");
   cmd->add_option("--threads", threads, "worker threads (default: all cores)");
   cmd->add_flag("--no-numeric", no_numeric, "skip the numerical test before the solver");
   cmd->add_flag("--times", times, "print the time of each rule (output then varies run to run)");
@@ -31,6 +34,7 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
     rules::RuleSet set = rules::load_rules(file, &axioms);
     verify::VerifyOptions opts;
     opts.timeout_ms = timeout_ms;
+    opts.rlimit = rlimit;
     opts.threads = threads;
     opts.numeric_test = !no_numeric;
     verify::Verifier verifier(std::move(axioms), opts);

@@ -112,11 +112,20 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
 
 // A cheap necessary condition on the argument types of a convolution (x [N,C,H,W], w
 // [O,C/g,kh,kw]): the channel count splits into groups that divide the output channels.
-bool conv_may_fit(const TensorType& x, const TensorType& w) {
+// Without padding, the kernel must also fit in the image.
+bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded) {
   const Shape& xs = x.shape;
   const Shape& ws = w.shape;
   if (xs.size() != 4 || ws.size() != 4 || ws[1] < 1 || xs[1] % ws[1] != 0) return false;
+  if (unpadded && (xs[2] < ws[2] || xs[3] < ws[3])) return false;
   return ws[0] % (xs[1] / ws[1]) == 0;
+}
+
+// True when the padding parameter of a conv term is `valid` for these parameters.
+bool unpadded_conv(const Term& t, const ParamAssignment& params) {
+  const Term& p = *t.args[1];
+  AxiomParam v = p.kind == Term::Kind::Var ? params.at(p.name) : param_value(p);
+  return v == AxiomParam{std::string("valid")};
 }
 
 // A compact byte key of an optional type (shape and split points), for memo tables.
@@ -315,6 +324,8 @@ class Enumerator {
         }
       std::vector<std::optional<TensorType>> args(t->args.size() - np);
       std::map<std::string, std::optional<TensorType>> infer_cache;
+      const bool is_conv = op->op->name == "conv";
+      const bool unpadded = is_conv && unpadded_conv(*t, params_);
       KeyFn key = [&](size_t list, const TensorType& ty) {
         return type_key(*t, *op, positions[list], ty, params_);
       };
@@ -322,7 +333,7 @@ class Enumerator {
           lists, masks,
           [&](const std::vector<int16_t>& idx, const std::vector<const TensorType*>& types) {
             for (size_t k = 0; k < positions.size(); ++k) args[positions[k]] = *types[k];
-            if (op->op->name == "conv" && args[0] && args[1] && !conv_may_fit(*args[0], *args[1]))
+            if (is_conv && args[0] && args[1] && !conv_may_fit(*args[0], *args[1], unpadded))
               return true;
             // Many bindings give the same argument types: infer once per distinct types.
             std::string key;

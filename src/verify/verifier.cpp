@@ -85,6 +85,7 @@ RuleVerdict Verifier::prove(const rules::Rule& r) const {
   // (satisfiable) axioms instead of failing fast.
   p.set("mbqi", false);
   p.set("timeout", opts_.timeout_ms);
+  if (opts_.rlimit) p.set("rlimit", opts_.rlimit);
   s.set(p);
   for (auto& a : axioms_.axioms) s.add(enc.axiom(a));
   auto vars = enc.declare(r, "r!");
@@ -95,7 +96,9 @@ RuleVerdict Verifier::prove(const rules::Rule& r) const {
                         ? static_cast<unsigned>(opts_.timeout_ms - ms_since(t0))
                         : 1;
     z3::params pi(ctx);
+    pi.set("mbqi", false);
     pi.set("timeout", std::max(1u, left));
+    if (opts_.rlimit) pi.set("rlimit", opts_.rlimit);
     s.set(pi);
     s.push();
     s.add(enc.term(r.source[i], vars) != enc.term(r.target[i], vars));
@@ -119,9 +122,16 @@ RuleVerdict Verifier::prove(const rules::Rule& r) const {
         why = why.substr(1, why.size() - 2);
       bool timed_out =
           why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos;
-      v.verdict = timed_out ? Verdict::Timeout : Verdict::Unknown;
-      v.reason = timed_out ? fmt::format("output {}: no proof within {} ms", i, opts_.timeout_ms)
-                           : fmt::format("output {}: solver unknown ({})", i, why);
+      // Z3 4.8 reports an exhausted rlimit as plain "unknown" (newer ones as "canceled").
+      bool out_of_resources = why.find("resource") != std::string::npos ||
+                              (opts_.rlimit && (why == "unknown" || why == "canceled"));
+      if (out_of_resources) timed_out = false;
+      v.verdict = timed_out || out_of_resources ? Verdict::Timeout : Verdict::Unknown;
+      v.reason =
+          timed_out ? fmt::format("output {}: no proof within {} ms", i, opts_.timeout_ms)
+          : out_of_resources
+              ? fmt::format("output {}: no proof within the resource limit {}", i, opts_.rlimit)
+              : fmt::format("output {}: solver unknown ({})", i, why);
     }
     s.pop();
     break;

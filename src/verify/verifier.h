@@ -26,7 +26,7 @@ enum class Verdict : uint8_t {
   Proved,
   Counterexample,  // numerically false (or a model found by the solver)
   Unknown,         // the solver gave up without a proof (incomplete quantifier reasoning)
-  Timeout,         // the per-rule time limit ran out
+  Timeout,         // the per-rule time (or resource) limit ran out
   Invalid,         // the rule cannot be checked (no well-typed instance, undeclared domain, ...)
 };
 const char* verdict_name(Verdict v);
@@ -45,7 +45,10 @@ struct RuleVerdict {
 
 struct VerifyOptions {
   unsigned timeout_ms = 10000;  // per rule, all outputs together
-  int threads = 0;              // verify_all: 0 = every hardware thread
+  // Z3's deterministic resource limit per output (0: none). Unlike the time limit, it gives
+  // the same verdicts on any machine and load.
+  unsigned rlimit = 0;
+  int threads = 0;  // verify_all: 0 = every hardware thread
   bool numeric_test = true;
   // The small instances tested before the solver: a few per parameter assignment, spread
   // over all well-typed ones, without and with split points on the inputs.
