@@ -3,6 +3,7 @@
 // replayed steps agree with recomputing from scratch.
 #include <gtest/gtest.h>
 
+#include "ir/builder.h"
 #include "ir/error.h"
 #include "ir/hash.h"
 #include "models/models.h"
@@ -10,7 +11,9 @@
 #include "opt/graph_index.h"
 #include "opt/numeric_check.h"
 #include "opt/rule_library.h"
+#include "opt/rule_transform.h"
 #include "opt/search.h"
+#include "rules/rule_parser.h"
 
 namespace graphsub::opt {
 namespace {
@@ -86,6 +89,25 @@ TEST(OptSearch, RespectsBudgetTimeLimitAndQueueBound) {
       search(g, lib.transforms(), cost, {.budget = 100000, .time_limit_s = 1e-9}, null_reporter());
   EXPECT_EQ(t.stopped_by, "time limit");
   EXPECT_LE(t.expanded, 1u);
+}
+
+TEST(OptSearch, DeduplicatesByCanonicalHash) {
+  // Commuting ewadd's operands twice gives back a graph already expanded: it is skipped.
+  auto axioms = rules::load_rules(rules::default_axioms_path());
+  auto rs = rules::parse_rules(R"((rule comm (tensors ?x ?y)
+      (source (ewadd ?x ?y)) (target (ewadd ?y ?x))))",
+                               "t.rules", &axioms);
+  RuleTransform comm(rs.rules.at(0));
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  b.output("y", b.ewadd(b.relu(x), b.tanh(x)));
+  Graph g = b.finish();
+  OverheadCost cost;
+  auto r = search(g, {&comm}, cost, {.alpha = 1.05, .budget = 50}, null_reporter());
+  EXPECT_EQ(r.expanded, 2u);  // the input and its one commuted form
+  EXPECT_GE(r.duplicates, 1u);
+  EXPECT_EQ(r.stopped_by, "exhausted");
+  EXPECT_GE(r.cpu_seconds, 0);
 }
 
 TEST(OptSearch, StopsWhenNothingIsLeft) {
