@@ -293,9 +293,17 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   std::vector<Lift> lifts;
   uint64_t valid_lifts = 0;
   if (!opts.lift_domains.empty()) {
+    // Most general classes only: renaming instances follow from them.
     std::vector<const Equality*> ceqs;
-    for (auto& c : classes) ceqs.push_back(&c.eq);
+    std::vector<size_t> which;
+    for (size_t i = 0; i < classes.size(); ++i)
+      if (classes[i].general < 0) {
+        ceqs.push_back(&classes[i].eq);
+        which.push_back(i);
+      }
     lifts = find_lifts(ceqs, opts.lift_domains);
+    for (auto& lf : lifts)
+      for (auto& m : lf.members) m = which[m];
   }
   for (size_t l = 0; l < lifts.size();) {
     size_t l_end = l;
@@ -311,22 +319,27 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     for (size_t k = l; k < l_end; ++k)
       if (!covered(lifts[k])) gen_of.push_back(&lifts[k].eq);
     pr.resolve_generalizations(gen_of);
+    // Marks the classes of a valid lifted rule implied; a lifted rule that adds none (its
+    // classes were covered by another one) is itself redundant.
     auto imply_members = [&](const Lift& lf) {
+      uint64_t added = 0;
       for (size_t m : lf.members) {
         RuleClass& c = classes[m];
         if (c.state != RuleClass::Pending) continue;
         c.state = RuleClass::Implied;
         c.by_lift = true;
         ++res.implied;
+        ++added;
         pr.mark(c.eq, true, true);
       }
+      if (added) ++valid_lifts;
+      return added;
     };
     for (size_t k = l; k < l_end; ++k) {
       if (covered(lifts[k])) continue;
       if (pr.has_valid_generalization(lifts[k].eq)) {
         pr.mark(lifts[k].eq, true, true);
         imply_members(lifts[k]);
-        ++valid_lifts;
         continue;
       }
       todo.push_back(&lifts[k].eq);
@@ -334,10 +347,12 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     }
     std::vector<ProofOutcome> out = pr.prove(todo);
     for (size_t k = 0; k < todo_idx.size(); ++k) {
-      pr.mark(lifts[todo_idx[k]].eq, out[k].proved, false);
-      if (!out[k].proved) continue;
-      imply_members(lifts[todo_idx[k]]);
-      ++valid_lifts;
+      if (!out[k].proved) {
+        pr.mark(lifts[todo_idx[k]].eq, false, false);
+        continue;
+      }
+      bool adds = imply_members(lifts[todo_idx[k]]) > 0;
+      pr.mark(lifts[todo_idx[k]].eq, true, !adds);
     }
     l = l_end;
   }
