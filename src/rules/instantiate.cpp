@@ -10,16 +10,15 @@
 namespace graphsub::rules {
 namespace {
 
-std::vector<AxiomParam> param_values(const Term& t, const AxiomOp& op,
+std::vector<AxiomParam> param_values(const TermPtr& t, const AxiomOp& op,
                                      const std::map<std::string, AxiomParam>& bound) {
   std::vector<AxiomParam> out;
   for (size_t i = 0; i < op.num_params(); ++i) {
-    const Term& p = *t.args[i];
+    const Term& p = *t->args[i];
     if (p.kind == Term::Kind::Var) {
       auto it = bound.find(p.name);
       if (it == bound.end())
-        throw Error(fmt::format("{}: parameter ?{} is not bound",
-                                term_str(std::make_shared<Term>(t)), p.name));
+        throw Error(fmt::format("{}: parameter ?{} is not bound", term_str(t), p.name));
       out.push_back(it->second);
     } else {
       out.push_back(param_value(p));
@@ -36,7 +35,7 @@ std::string types_str(std::span<const TensorType> ts) {
 
 // The attributes of a constant operand, sized from the operator it enters and its sibling
 // operands (nullopt for siblings that are constants themselves).
-Attrs size_constant(const Term& ct, const AxiomOp& c, std::span<const AxiomParam> params,
+Attrs size_constant(const TermPtr& ct, const AxiomOp& c, std::span<const AxiomParam> params,
                     const AxiomOp* parent, size_t pos,
                     std::span<const std::optional<TensorType>> siblings) {
   Attrs a;
@@ -44,8 +43,7 @@ Attrs size_constant(const Term& ct, const AxiomOp& c, std::span<const AxiomParam
   auto square_kernel = [&] {
     if (!a.has("kernel")) {
       if (params.size() != 1 || !std::holds_alternative<int64_t>(params[0]))
-        throw Error(fmt::format("{}: expected one integer kernel size",
-                                term_str(std::make_shared<Term>(ct))));
+        throw Error(fmt::format("{}: expected one integer kernel size", term_str(ct)));
       int64_t k = std::get<int64_t>(params[0]);
       a.set("kernel", std::vector<int64_t>{k, k});
     }
@@ -59,8 +57,7 @@ Attrs size_constant(const Term& ct, const AxiomOp& c, std::span<const AxiomParam
   const std::string parent_name = parent ? parent->name : "";
   const TensorType* o = other();
   auto fail = [&](const char* what) -> Attrs {
-    throw Error(fmt::format("cannot size the constant {}: it must be {}",
-                            term_str(std::make_shared<Term>(ct)), what));
+    throw Error(fmt::format("cannot size the constant {}: it must be {}", term_str(ct), what));
   };
   if (n == "const_pool" || n == "const_iconv") {
     if (parent_name != "conv" || pos != 1 || !o || o->rank() != 4)
@@ -122,7 +119,7 @@ class Engine {
   // others.
   Value apply(const TermPtr& t, std::vector<std::optional<Value>> args) {
     const AxiomOp& op = app_op(t);
-    auto params = param_values(*t, op, params_);
+    auto params = param_values(t, op, params_);
     if (op.is_constant()) return constant(t, op, params, nullptr, 0, {});
     size_t np = op.num_params();
     std::vector<std::optional<TensorType>> types(args.size());
@@ -132,7 +129,7 @@ class Engine {
       if (args[i]) continue;
       const TermPtr& a = t->args[np + i];
       const AxiomOp& cop = app_op(a);
-      args[i] = constant(a, cop, param_values(*a, cop, params_), &op, i, types);
+      args[i] = constant(a, cop, param_values(a, cop, params_), &op, i, types);
     }
     std::vector<Value> ins;
     std::vector<TensorType> in_types;
@@ -174,7 +171,7 @@ class Engine {
   Value constant(const TermPtr& t, const AxiomOp& c, std::span<const AxiomParam> params,
                  const AxiomOp* parent, size_t pos,
                  std::span<const std::optional<TensorType>> sib) {
-    Attrs a = size_constant(*t, c, params, parent, pos, sib);
+    Attrs a = size_constant(t, c, params, parent, pos, sib);
     try {
       a = normalize_attrs(*c.op, std::move(a));
       auto outs = c.op->infer(a, {});
