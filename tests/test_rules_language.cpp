@@ -129,6 +129,17 @@ TEST(RuleFile, PrintingThenParsingGivesBackTheSameRules) {
   EXPECT_EQ(rule_str(back.rules[1]), rule_str(rules.rules[1]));
 }
 
+TEST(RuleFile, RuleFilesRoundTripThroughThePrinter) {
+  RuleSet axioms = load_rules(kAxioms);
+  for (const char* f : {"/tests/rules/true.rules", "/tests/rules/false.rules"}) {
+    RuleSet rules = load_rules(std::string(GRAPHSUB_SOURCE_DIR) + f, &axioms);
+    ASSERT_FALSE(rules.rules.empty()) << f;
+    RuleSet back = parse_rules(ruleset_str(rules), "printed.rules", &axioms);
+    ASSERT_EQ(back.rules.size(), rules.rules.size()) << f;
+    for (size_t i = 0; i < rules.rules.size(); ++i) expect_same_rule(rules.rules[i], back.rules[i]);
+  }
+}
+
 TEST(RuleFile, ErrorsCarryFileLineAndColumn) {
   RuleSet axioms = load_rules(kAxioms);
   auto err = [&](const char* text) {
