@@ -92,6 +92,40 @@ const OnnxValue* find_value(const std::vector<OnnxValue>& vs, const std::string&
   return nullptr;
 }
 
+// The order nodes are written in, which runtimes such as ONNX Runtime follow: depth-first
+// from the graph outputs, each node right after the last of its inputs, so that a branch is
+// computed in one go and its tensors die early (as a framework's trace orders them). A
+// breadth-first order (e.g. by node id after rewrites) keeps many tensors alive at once.
+std::vector<NodeId> execution_order(const Graph& g) {
+  std::vector<uint8_t> state(g.num_slots(), 0);  // 0 new, 1 on the stack, 2 emitted
+  std::vector<NodeId> order;
+  std::vector<std::pair<NodeId, size_t>> stack;  // node, next input to visit
+  auto visit = [&](NodeId root) {
+    if (state[root]) return;
+    stack.emplace_back(root, 0);
+    state[root] = 1;
+    while (!stack.empty()) {
+      auto& [id, next] = stack.back();
+      const auto& ins = g.node(id).inputs;
+      if (next < ins.size()) {
+        NodeId in = ins[next++].node;
+        if (state[in] == 0) {
+          state[in] = 1;
+          stack.emplace_back(in, 0);
+        } else if (state[in] == 1) {
+          throw Error(fmt::format("export: cycle through {}", g.describe(in)));
+        }
+        continue;
+      }
+      state[id] = 2;
+      order.push_back(id);
+      stack.pop_back();
+    }
+  };
+  for (const auto& o : g.outputs()) visit(o.ref.node);
+  return order;
+}
+
 // The IR version a model of this opset needs (and the newest onnx::checker here accepts).
 int64_t ir_version_for(int64_t opset, int64_t source_ir) {
   int64_t need = opset >= 15 ? 8 : opset >= 12 ? 7 : 6;
@@ -173,7 +207,7 @@ void Exporter::name_outputs() {
 }
 
 void Exporter::write_nodes() {
-  for (NodeId id : g_.topo_order()) {
+  for (NodeId id : execution_order(g_)) {
     const Node& n = g_.node(id);
     if (n.is_source()) continue;
     std::vector<std::string> outs;
