@@ -14,6 +14,8 @@
 //   bench_optimize [--models a,b] [--budget 1000] [--alpha 1.05] [--runs 10] [--samples 8]
 //                  [--threads 1] [--cache-dir DIR] [--skip-calibration]
 #include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -96,10 +98,7 @@ std::string load_average() {
   return s.empty() ? "unknown" : s;
 }
 
-// Peak resident memory since the last reset, in MiB (VmHWM; reset through clear_refs).
-void reset_peak_memory() {
-  std::ofstream("/proc/self/clear_refs") << "5";
-}
+// Peak resident memory of this process, in MiB (VmHWM).
 double peak_memory_mib() {
   std::ifstream in("/proc/self/status");
   std::string line;
@@ -137,11 +136,12 @@ struct Sample {
   double measured_us = 0;
 };
 
-// Median end-to-end time, with fewer runs for graphs that take long.
+// Median end-to-end processor time in microseconds (steadier than wall-clock time on a
+// shared machine with one executor thread), with fewer runs for graphs that take long.
 double measure_us(const Graph& g, int threads) {
-  double first = opt::measure_graph_ms(g, 1, threads);
+  double first = opt::measure_graph(g, 1, threads).cpu_ms;
   int runs = first > 500 ? 3 : first > 50 ? 5 : 9;
-  return opt::measure_graph_ms(g, runs, threads) * 1e3;
+  return opt::measure_graph(g, runs, threads).cpu_ms * 1e3;
 }
 
 double median_abs_rel(const std::vector<double>& pred, const std::vector<double>& meas) {
@@ -226,42 +226,67 @@ class QuietReporter : public Reporter {
   void warn(std::string_view line) override { fmt::print(stderr, "warning: {}\n", line); }
 };
 
-void optimize_all(const Args& a, opt::MeasuredCostModel& model) {
+// One model, in its own process so that its peak memory is its own: optimize, time the
+// original and the optimized graph alternately, print the table row.
+void optimize_one(const Args& a, const std::string& name, const std::string& cache,
+                  const opt::MachineProfile& m) {
+  QuietReporter rep;
+  opt::MeasuredCostModel model(cache, m, rep);
+  Graph g = build_model(name);
+  opt::OptimizeOptions o;
+  o.search.budget = a.budget;
+  o.search.alpha = a.alpha;
+  o.threads = a.threads;
+  opt::OptimizeResult r = opt::optimize_graph(g, o, model, rep);
+  double peak = peak_memory_mib();
+  model.save();
+  auto t = opt::time_alternated(g, r.optimized, a.runs, a.threads);
+  std::string rules;
+  for (auto& [rule, n] : r.rules_applied)
+    rules += fmt::format("{}{} x{}", rules.empty() ? "" : ", ", rule, n);
+  fmt::print(
+      "| {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {:.2f} ({:.2f}) | {:.2f} ({:.2f}) | {:.2f}x "
+      "({:.2f}x) | {} | {:.2f} ({:.2f}) | {:.0f} | ok: {:.1e} ({:.0f}) | {} |\n",
+      name, g.num_ops(), r.optimized.num_ops(), r.initial_cost / 1e3, r.final_cost / 1e3,
+      100 * (r.final_cost - r.initial_cost) / r.initial_cost, t.a.wall_ms, t.a.cpu_ms, t.b.wall_ms,
+      t.b.cpu_ms, t.a.wall_ms / t.b.wall_ms, t.a.cpu_ms / t.b.cpu_ms, r.search.expanded,
+      r.search.seconds, r.search.cpu_seconds, r.peak_rss_mib, r.check.max_rel_diff, peak,
+      rules.empty() ? "none" : rules);
+}
+
+void optimize_all(const Args& a, const std::string& cache, const opt::MachineProfile& m,
+                  bool calibrated) {
   fmt::print("## (2) optimization with the {} measured cost model\n\n",
-             model.calibration().fitted ? "calibrated" : "uncalibrated");
+             calibrated ? "calibrated" : "uncalibrated");
   fmt::print(
       "budget {}, alpha {}, run times: original and optimized alternated, median of {} "
-      "runs each, {} thread(s).\n\n",
+      "runs each, {} thread(s); wall-clock ms with processor ms in parentheses. Each model runs "
+      "in its own process (peak memory is that process's).\n\n",
       a.budget, a.alpha, a.runs, a.threads);
   fmt::print(
       "| model | ops before | ops after | cost before (ms) | cost after (ms) | cost change | "
-      "run before (ms) | run after (ms) | speedup | expanded | search s (processor s) | peak "
-      "MiB after search | check: max rel diff (peak MiB with it) | rules applied |\n");
+      "run before, ms (CPU ms) | run after, ms (CPU ms) | speedup (CPU) | expanded | search s "
+      "(processor s) | peak MiB after search | check: max rel diff (peak MiB with it) | rules "
+      "applied |\n");
   fmt::print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
-  QuietReporter rep;
   for (auto& name : a.models) {
-    Graph g = build_model(name);
-    opt::OptimizeOptions o;
-    o.search.budget = a.budget;
-    o.search.alpha = a.alpha;
-    o.threads = a.threads;
-    reset_peak_memory();
-    opt::OptimizeResult r = opt::optimize_graph(g, o, model, rep);
-    double peak = peak_memory_mib();
-    auto t = opt::time_alternated(g, r.optimized, a.runs, a.threads);
-    std::string rules;
-    for (auto& [rule, n] : r.rules_applied)
-      rules += fmt::format("{}{} x{}", rules.empty() ? "" : ", ", rule, n);
-    fmt::print(
-        "| {} | {} | {} | {:.2f} | {:.2f} | {:+.1f}% | {:.2f} | {:.2f} | {:.2f}x | {} | {:.2f} "
-        "({:.2f}) | {:.0f} | ok: {:.1e} ({:.0f}) | {} |\n",
-        name, g.num_ops(), r.optimized.num_ops(), r.initial_cost / 1e3, r.final_cost / 1e3,
-        100 * (r.final_cost - r.initial_cost) / r.initial_cost, t.a_ms, t.b_ms, t.a_ms / t.b_ms,
-        r.search.expanded, r.search.seconds, r.search.cpu_seconds, r.peak_rss_mib,
-        r.check.max_rel_diff, peak, rules.empty() ? "none" : rules);
     std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+      int code = 0;
+      try {
+        optimize_one(a, name, cache, m);
+      } catch (const std::exception& e) {
+        fmt::print("| {} | error: {} |\n", name, e.what());
+        code = 1;
+      }
+      std::fflush(stdout);
+      _exit(code);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status))
+      fmt::print("| {} | the model's process failed |\n", name);
   }
-  model.save();
 }
 
 }  // namespace
@@ -279,10 +304,14 @@ int main(int argc, char** argv) {
     opt::MachineProfile m = opt::cached_machine_profile(cache, a.threads, rep);
     fmt::print("# bench_optimize, {}\n\nmachine: {}\nload average at start: {}\n\n", date, m.str(),
                load_average());
-    opt::MeasuredCostModel model(cache, m, rep);
-    opt::RuleLibrary lib({}, rep);
-    if (a.calibrate) calibrate(a, model, lib.transforms());
-    optimize_all(a, model);
+    bool calibrated = false;
+    {
+      opt::MeasuredCostModel model(cache, m, rep);
+      opt::RuleLibrary lib({}, rep);
+      if (a.calibrate) calibrate(a, model, lib.transforms());
+      calibrated = model.calibration().fitted;
+    }  // saved: the per-model processes load the table and the calibration
+    optimize_all(a, cache, m, calibrated);
     fmt::print("\nload average at end: {}\n", load_average());
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

@@ -1,8 +1,8 @@
 #pragma once
 // Measured cost model: each distinct operator configuration is timed once on the oneDNN
-// executor (a one-operator graph, its constant inputs baked in as weights, median of several
-// runs of the per-node timer), and the table is cached in a file keyed by configuration and
-// CPU, reused across runs.
+// executor (a one-operator graph, its constant inputs baked in as weights, the fastest of
+// several runs of the per-node timer), and the table is cached in a file keyed by
+// configuration and CPU, reused across runs.
 //
 // Operators timed in isolation with hot caches underestimate a real run, badly for graphs of
 // many small operators. The model therefore applies a calibration fitted from end-to-end

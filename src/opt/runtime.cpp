@@ -1,7 +1,10 @@
 #include "opt/runtime.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 #include "exec_onednn/onednn_executor.h"
 
@@ -11,10 +14,30 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double run_ms(OnednnExecutor& ex, const TensorMap<float>& feeds) {
+// Processor time of this process in milliseconds (nanosecond resolution).
+double cpu_now_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+RunTime run_once(OnednnExecutor& ex, const TensorMap<float>& feeds) {
+  double c = cpu_now_ms();
   auto s = Clock::now();
   ex.run(feeds);
-  return std::chrono::duration<double, std::milli>(Clock::now() - s).count();
+  RunTime t;
+  t.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - s).count();
+  t.cpu_ms = cpu_now_ms() - c;
+  return t;
+}
+
+RunTime medians(const std::vector<RunTime>& runs) {
+  std::vector<double> w, c;
+  for (auto& r : runs) {
+    w.push_back(r.wall_ms);
+    c.push_back(r.cpu_ms);
+  }
+  return {median(w), median(c)};
 }
 
 }  // namespace
@@ -26,30 +49,34 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double measure_graph_ms(const Graph& g, int runs, int threads) {
+RunTime measure_graph(const Graph& g, int runs, int threads) {
   OnednnExecutor ex(g, {.threads = threads});
   auto feeds = random_feeds(g, 11);
-  run_ms(ex, feeds);
-  run_ms(ex, feeds);
-  std::vector<double> t;
-  for (int i = 0; i < runs; ++i) t.push_back(run_ms(ex, feeds));
-  return median(t);
+  run_once(ex, feeds);
+  run_once(ex, feeds);
+  std::vector<RunTime> t;
+  for (int i = 0; i < runs; ++i) t.push_back(run_once(ex, feeds));
+  return medians(t);
+}
+
+double measure_graph_ms(const Graph& g, int runs, int threads) {
+  return measure_graph(g, runs, threads).wall_ms;
 }
 
 PairTiming time_alternated(const Graph& a, const Graph& b, int runs, int threads) {
   OnednnExecutor ea(a, {.threads = threads}), eb(b, {.threads = threads});
   auto fa = random_feeds(a, 11), fb = random_feeds(b, 11);
   for (int i = 0; i < 2; ++i) {
-    run_ms(ea, fa);
-    run_ms(eb, fb);
+    run_once(ea, fa);
+    run_once(eb, fb);
   }
   PairTiming t;
   for (int i = 0; i < runs; ++i) {
-    t.a.push_back(run_ms(ea, fa));
-    t.b.push_back(run_ms(eb, fb));
+    t.a_runs.push_back(run_once(ea, fa));
+    t.b_runs.push_back(run_once(eb, fb));
   }
-  t.a_ms = median(t.a);
-  t.b_ms = median(t.b);
+  t.a = medians(t.a_runs);
+  t.b = medians(t.b_runs);
   return t;
 }
 
