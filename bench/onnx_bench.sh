@@ -9,7 +9,8 @@
 # inception_v3 squeezenet vgg19). Default: all of them.
 #
 # For each model: `graphsub optimize orig.onnx -o opt.onnx` (import, search, numerical check,
-# export with onnx::checker), then tools/ort_crosscheck.js runs both files in ONNX Runtime with
+# export with onnx::checker; its wall time is the "graphsub s" column), then
+# tools/ort_crosscheck.js runs both files in ONNX Runtime with
 # its graph optimizations fully on, on the same random inputs (outputs compared with rtol 1e-4,
 # atol 1e-5) and timed alternately, N runs each (medians). Prints a Markdown table and the
 # geometric-mean speedup. Needs a Release build in build/ (BUILD_DIR to change), node with
@@ -41,6 +42,7 @@ bin=${BUILD_DIR:-build}/graphsub
 mkdir -p "$out"
 
 rows=()
+first_orig=""
 for m in "${models[@]}"; do
   if [[ $m == tv:* ]]; then
     name=${m#tv:}
@@ -53,6 +55,7 @@ for m in "${models[@]}"; do
     [ -f "$orig" ] || "$bin" -q export-onnx --model "$name" -o "$orig"
     label="built-in $name"
   fi
+  [ -n "$first_orig" ] || first_orig=$orig
   opt="$out/opt/$(basename "$orig" .onnx).${m%%:*}.opt.onnx"
   mkdir -p "$out/opt"
   log="$out/opt/$(basename "$opt" .onnx).log"
@@ -80,10 +83,20 @@ for m in "${models[@]}"; do
   echo "${rows[-1]}" >&2
 done
 
+# Noise control: the first model against itself, timed the same way.
+control=""
+if [ -n "$first_orig" ]; then
+  node tools/ort_crosscheck.js "$first_orig" "$first_orig" --inputs 1 --time "$runs" \
+    --threads "$threads" --json "$out/control.json" >/dev/null || true
+  control=$(node -e 'const t = require(process.argv[1]).timing;
+    console.log(`${t.originalMs.toFixed(2)} ms vs ${t.optimizedMs.toFixed(2)} ms, ratio ${t.speedup.toFixed(3)}x`)' \
+    "$(realpath "$out/control.json")")
+fi
+
 echo
 echo "ONNX Runtime $(node -e 'console.log(require("onnxruntime-node").env.versions.common)'), graph optimizations all, $threads intra-op thread(s), median of $runs alternated runs; $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
-echo "| model | operators (graphsub) | optimize s | original ms | optimized ms | speedup | outputs match (max abs diff) |"
+echo "| model | operators (graphsub) | graphsub s | original ms | optimized ms | speedup | outputs match (max abs diff) |"
 echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 printf '%s\n' "${rows[@]}" | node -e '
@@ -93,3 +106,4 @@ printf '%s\n' "${rows[@]}" | node -e '
     const g = Math.exp(s.reduce((a, x) => a + Math.log(x), 0) / s.length);
     console.log(`\ngeometric-mean speedup over ${s.length} models: ${g.toFixed(3)}x`);
   }'
+[ -z "$control" ] || echo "noise control ($(basename "$first_orig") against itself): $control"
