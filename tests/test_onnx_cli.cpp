@@ -69,6 +69,22 @@ TEST(OnnxCli, ShortFormAndQuiet) {
   EXPECT_EQ(log.find("operator"), std::string::npos) << log;  // quiet: no table
 }
 
+TEST(OnnxCli, SameInputAndFlagsGiveTheSameBytes) {
+  std::string dir = scratch_dir("cli");
+  std::string in = model_file(dir), a = dir + "/det_a.onnx", b = dir + "/det_b.onnx", log;
+  for (const auto& out : {a, b})
+    ASSERT_EQ(run_command(fmt::format("{} -q optimize {} -o {} --cache-dir {}", graphsub_bin(), in,
+                                      out, dir + "/cache"),
+                          &log),
+              0)
+        << log;
+  std::ifstream fa(a, std::ios::binary), fb(b, std::ios::binary);
+  std::string ba((std::istreambuf_iterator<char>(fa)), {}),
+      bb((std::istreambuf_iterator<char>(fb)), {});
+  EXPECT_FALSE(ba.empty());
+  EXPECT_EQ(ba, bb);
+}
+
 TEST(OnnxCli, AnUnsoundRuleIsCaughtAndNamed) {
   std::string dir = scratch_dir("cli");
   std::string rules = dir + "/unsound.rules";
