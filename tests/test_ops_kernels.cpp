@@ -104,10 +104,11 @@ void check_conv(std::mt19937& rng) {
   int done = 0;
   while (done < kTrials) {
     int64_t n = rand_int(rng, 1, 2), groups = rand_int(rng, 1, 3), cg = rand_int(rng, 1, 3),
-            og = rand_int(rng, 1, 3), h = rand_int(rng, 3, 9), w = rand_int(rng, 3, 9),
-            kh = rand_int(rng, 1, 4), kw = rand_int(rng, 1, 4), sh = rand_int(rng, 1, 3),
+            og = rand_int(rng, 1, 3), h = rand_int(rng, 1, 9), w = rand_int(rng, 1, 9),
+            kh = rand_int(rng, 1, 5), kw = rand_int(rng, 1, 5), sh = rand_int(rng, 1, 3),
             sw = rand_int(rng, 1, 3), dh = rand_int(rng, 1, 2), dw = rand_int(rng, 1, 2);
-    Ints pads{rand_int(rng, 0, 2), rand_int(rng, 0, 2), rand_int(rng, 0, 2), rand_int(rng, 0, 2)};
+    // Inputs down to 1x1 with wide kernels and pads: windows that overhang on both sides.
+    Ints pads{rand_int(rng, 0, 3), rand_int(rng, 0, 3), rand_int(rng, 0, 3), rand_int(rng, 0, 3)};
     int64_t oh = (h + pads[0] + pads[2] - dh * (kh - 1) - 1),
             ow = (w + pads[1] + pads[3] - dw * (kw - 1) - 1);
     if (oh < 0 || ow < 0) continue;
@@ -142,6 +143,23 @@ void check_conv(std::mt19937& rng) {
     expect_same(got, want,
                 fmt::format("conv x[{},{},{},{}] w[{},{},{},{}] {}", n, c, h, w, o, cg, kh, kw,
                             attrs.str()));
+  }
+}
+
+// A 5x5 kernel with pads 2 on a 1x1 input: the left taps see only padding (this overran
+// the column buffer once).
+TEST(OpsKernels, ConvKernelWiderThanInput) {
+  std::mt19937 rng(5);
+  std::vector<HostTensor<float>> ins{random_tensor<float>({1, 2, 1, 1}, rng),
+                                     random_tensor<float>({3, 2, 5, 5}, rng)};
+  Attrs attrs{{"stride", Ints{1, 1}}, {"pads", Ints{2, 2, 2, 2}}, {"act", std::string("none")}};
+  auto got = run_op<float>("conv", ins, attrs).at(0);
+  ASSERT_EQ(got.shape, (Shape{1, 3, 1, 1}));
+  for (int64_t o = 0; o < 3; ++o) {
+    double want = 0;  // only the centre tap (2,2) reads the input
+    for (int64_t ci = 0; ci < 2; ++ci)
+      want += double(ins[0].data[ci]) * double(ins[1].data[((o * 2 + ci) * 5 + 2) * 5 + 2]);
+    EXPECT_NEAR(got.data[o], want, 1e-5 * (1 + std::abs(want)));
   }
 }
 

@@ -18,7 +18,9 @@ int64_t floor_div(int64_t a, int64_t b) {
 
 // Output positions o in [lo, hi) whose input index o*s + off lies in [0, n).
 std::pair<int64_t, int64_t> valid_range(int64_t off, int64_t s, int64_t n, int64_t out) {
-  int64_t lo = std::max<int64_t>(0, ceil_div(-off, s));
+  // Clamped to `out`: with a kernel wider than the input, the first in-range output can lie
+  // past the last output.
+  int64_t lo = std::clamp<int64_t>(ceil_div(-off, s), 0, out);
   int64_t hi = std::min<int64_t>(out, floor_div(n - 1 - off, s) + 1);
   return {lo, std::max(lo, hi)};
 }

@@ -28,7 +28,8 @@ std::optional<AxiomParam> value_of(const Term& t, const Ctx& c) {
     if (it == c.tensors.end()) return std::nullopt;
     int64_t axis = t.args[1]->value;
     if (axis >= it->second.rank()) return std::nullopt;
-    return AxiomParam{it->second.shape[static_cast<size_t>(axis)]};
+    const int64_t extent = it->second.shape[static_cast<size_t>(axis)];
+    return std::optional<AxiomParam>(std::in_place, std::in_place_type<int64_t>, extent);
   }
   return param_value(t);
 }
