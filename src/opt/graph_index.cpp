@@ -29,7 +29,32 @@ GraphIndex::GraphIndex(const Graph& g)
   for (auto& o : g.outputs()) outputs_.push_back(o.ref);
   std::sort(outputs_.begin(), outputs_.end());
   for (NodeId id = 0; id < g.num_slots(); ++id)
-    if (g.alive(id)) by_op_[g.node(id).op->name].push_back(id);
+    if (g.alive(id)) {
+      by_op_[g.node(id).op->name].push_back(id);
+      ops_.push_back(g.node(id).op);
+    }
+  std::sort(ops_.begin(), ops_.end());  // only searched, never iterated into outputs
+  ops_.erase(std::unique(ops_.begin(), ops_.end()), ops_.end());
+  params_done_.assign(g.num_slots(), 0);
+  params_.resize(g.num_slots());
+}
+
+bool GraphIndex::has_op(const OpDef* op) const {
+  return std::binary_search(ops_.begin(), ops_.end(), op);
+}
+
+const std::optional<std::vector<AxiomParam>>& GraphIndex::params(NodeId id) const {
+  if (!params_done_[id]) {
+    const Node& n = g_.node(id);
+    if (n.op->attrs_to_params) {
+      std::vector<TensorType> in;
+      in.reserve(n.inputs.size());
+      for (auto r : n.inputs) in.push_back(g_.type(r));
+      params_[id] = n.op->attrs_to_params(n.attrs, in);
+    }
+    params_done_[id] = 1;
+  }
+  return params_[id];
 }
 
 std::vector<NodeId> GraphIndex::users(TensorRef t) const {

@@ -3,6 +3,7 @@
 // node, which nodes compute only from weights and constants, which tensors are graph outputs,
 // and the nodes of each operator. Built once per expanded graph and shared by all transforms.
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ class GraphIndex {
   const std::vector<uint8_t>& constant_flags() const { return constant_; }
   // Alive nodes of an operator, ascending.
   const std::vector<NodeId>& nodes_of(const std::string& op) const;
+  // True when some alive node applies `op`.
+  bool has_op(const OpDef* op) const;
+  // OpDef::attrs_to_params of an operator node (nullopt: outside the axiom language or no
+  // such function). Computed on first use and kept: thousands of rules ask for the same node.
+  const std::optional<std::vector<AxiomParam>>& params(NodeId id) const;
 
  private:
   const Graph& g_;
@@ -36,6 +42,9 @@ class GraphIndex {
   std::vector<uint8_t> constant_;
   std::vector<TensorRef> outputs_;  // sorted
   std::map<std::string, std::vector<NodeId>, std::less<>> by_op_;
+  std::vector<const OpDef*> ops_;  // distinct operators of alive nodes, sorted by address
+  mutable std::vector<uint8_t> params_done_;
+  mutable std::vector<std::optional<std::vector<AxiomParam>>> params_;
 };
 
 // constant flags by node id for a whole graph (see GraphIndex::constant).

@@ -143,6 +143,8 @@ Pattern::Pattern(const rules::Rule& rule) : rule_name_(rule.name), constraints_(
                               rule.name, rules::term_str(t)));
     roots_.push_back(compile(t, keys));
   }
+  for (auto& n : nodes_)
+    if (!n.is_var && std::find(ops_.begin(), ops_.end(), n.op) == ops_.end()) ops_.push_back(n.op);
   // Conditions might tell mirrored matches apart; only unconditional rules are reduced.
   interchangeable_.assign(rule.source.size(), 0);
   for (size_t i = 1; i < rule.source.size() && rule.constraints.empty(); ++i)
@@ -185,7 +187,14 @@ int Pattern::compile(const TermPtr& t, std::vector<std::string>& keys) {
   return static_cast<int>(nodes_.size() - 1);
 }
 
-bool Pattern::bind(int p, TensorRef t, State& s, const Graph& g) const {
+bool Pattern::possible(const GraphIndex& ix) const {
+  for (const OpDef* op : ops_)
+    if (!ix.has_op(op)) return false;
+  return true;
+}
+
+bool Pattern::bind(int p, TensorRef t, State& s, const GraphIndex& ix) const {
+  const Graph& g = ix.graph();
   const PatternNode& pn = nodes_[static_cast<size_t>(p)];
   if (s.assigned[static_cast<size_t>(p)]) return s.tensors[static_cast<size_t>(p)] == t;
   if (pn.is_var) {
@@ -197,11 +206,7 @@ bool Pattern::bind(int p, TensorRef t, State& s, const Graph& g) const {
     const Node& n = g.node(t.node);
     if (n.op != pn.op || t.output != pn.output || n.inputs.size() != pn.inputs.size()) return false;
     if (!pn.literal.empty()) {
-      if (!n.op->attrs_to_params) return false;
-      std::vector<TensorType> in;
-      in.reserve(n.inputs.size());
-      for (auto r : n.inputs) in.push_back(g.type(r));
-      auto vals = n.op->attrs_to_params(n.attrs, in);
+      const auto& vals = ix.params(t.node);
       if (!vals || vals->size() != pn.literal.size()) return false;
       for (size_t i = 0; i < vals->size(); ++i) {
         int pv = pn.param_var[i];
@@ -220,7 +225,7 @@ bool Pattern::bind(int p, TensorRef t, State& s, const Graph& g) const {
   if (!pn.is_var) {
     const Node& n = g.node(t.node);
     for (size_t i = 0; i < pn.inputs.size(); ++i)
-      if (!bind(pn.inputs[i], n.inputs[i], s, g)) return false;
+      if (!bind(pn.inputs[i], n.inputs[i], s, ix)) return false;
   }
   return true;
 }
@@ -304,7 +309,9 @@ std::vector<TensorRef> Pattern::root_candidates(size_t root, const State& s,
   return level;
 }
 
-void Pattern::extend(size_t root, State& s, const GraphIndex& ix, std::vector<Match>& out) const {
+void Pattern::extend(size_t root, std::vector<State>& states, const GraphIndex& ix,
+                     std::vector<Match>& out) const {
+  State& s = states[root];
   if (root == roots_.size()) {
     if (!complete(s, ix)) return;
     Match m;
@@ -323,20 +330,22 @@ void Pattern::extend(size_t root, State& s, const GraphIndex& ix, std::vector<Ma
     if (root > 0 && interchangeable_[root] &&
         !(s.tensors[static_cast<size_t>(roots_[root - 1])] < t))
       continue;
-    State next = s;
-    if (bind(roots_[root], t, next, ix.graph())) extend(root + 1, next, ix, out);
+    states[root + 1] = s;
+    if (bind(roots_[root], t, states[root + 1], ix)) extend(root + 1, states, ix, out);
   }
 }
 
 std::vector<Match> Pattern::find(const GraphIndex& ix) const {
-  State s;
+  if (!possible(ix)) return {};
+  std::vector<State> states(roots_.size() + 1);
+  State& s = states[0];
   s.tensors.resize(nodes_.size());
   s.assigned.assign(nodes_.size(), 0);
   s.vars.resize(tensor_vars_.size());
   s.var_bound.assign(tensor_vars_.size(), 0);
   s.params.resize(param_vars_.size());
   std::vector<Match> out;
-  extend(0, s, ix, out);
+  extend(0, states, ix, out);
   return out;
 }
 

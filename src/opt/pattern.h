@@ -42,6 +42,8 @@ class Pattern {
 
   // Every match in the graph, in a deterministic order (ascending root node ids).
   std::vector<Match> find(const GraphIndex& ix) const;
+  // False when the graph lacks an operator the pattern needs, so find() would find nothing.
+  bool possible(const GraphIndex& ix) const;
 
   const std::vector<std::string>& tensor_vars() const { return tensor_vars_; }
   const std::vector<std::string>& param_vars() const { return param_vars_; }
@@ -49,9 +51,12 @@ class Pattern {
  private:
   struct State;
   int compile(const rules::TermPtr& t, std::vector<std::string>& keys);
-  bool bind(int p, TensorRef t, State& s, const Graph& g) const;
+  bool bind(int p, TensorRef t, State& s, const GraphIndex& ix) const;
   bool complete(State& s, const GraphIndex& ix) const;
-  void extend(size_t root, State& s, const GraphIndex& ix, std::vector<Match>& out) const;
+  // states[root] is the match so far; states[root + 1] is scratch for the next level (reused
+  // across candidates: assigning a state keeps the vectors' storage).
+  void extend(size_t root, std::vector<State>& states, const GraphIndex& ix,
+              std::vector<Match>& out) const;
   std::vector<TensorRef> root_candidates(size_t root, const State& s, const GraphIndex& ix) const;
 
   // interchangeable_[i] for root i > 0: roots i-1 and i are the same pattern up to renaming
@@ -62,6 +67,7 @@ class Pattern {
   std::vector<rules::TermPtr> constraints_;
   std::vector<PatternNode> nodes_;  // children before parents
   std::vector<int> roots_;          // per source output
+  std::vector<const OpDef*> ops_;   // distinct operators of the pattern
   std::vector<std::string> tensor_vars_, param_vars_;
 };
 
