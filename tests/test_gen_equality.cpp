@@ -6,6 +6,7 @@
 #include "gen/equality.h"
 #include "gen/library_file.h"
 #include "rules/rule_parser.h"
+#include "rules/rule_printer.h"
 
 namespace graphsub::gen {
 namespace {
@@ -17,6 +18,14 @@ Equality eq(std::vector<std::string> lhs, std::vector<std::string> rhs) {
   e.lhs_ops = count_ops(e.lhs);
   e.rhs_ops = count_ops(e.rhs);
   return e;
+}
+
+// (= (dim ?w 1) (dim ?x 1)): the kernel w of a conv over x is dense.
+rules::TermPtr dense_condition(const std::string& w, const std::string& x) {
+  auto dim1 = [](const std::string& v) {
+    return rules::Term::app("dim", {rules::Term::var(v), rules::Term::integer(1)});
+  };
+  return rules::Term::app("=", {dim1(w), dim1(x)});
 }
 
 Equality canon(Equality e) {
@@ -103,6 +112,64 @@ TEST(GenEquality, RulesComeInEveryDirectionThatCanRewrite) {
   std::vector<rules::Rule> drop = rules_of(canon(eq({"(split0 0 (concat 0 ?x ?y))"}, {"?x"})), "g");
   ASSERT_EQ(drop.size(), 1u);
   EXPECT_EQ(drop[0].tensor_vars.size(), 2u);
+}
+
+TEST(GenEquality, ConditionsAreRenamedWithTheTermsAndPartOfTheKey) {
+  auto dense = [](const char* w, const char* x) { return dense_condition(w, x); };
+  Equality plain = canon(eq({"(conv 1 same none ?i (concat 0 ?k ?l))"},
+                            {"(concat 1 (conv 1 same none ?i ?k) (conv 1 same none ?i ?l))"}));
+  Equality e = eq({"(conv 1 same none ?i (concat 0 ?k ?l))"},
+                  {"(concat 1 (conv 1 same none ?i ?k) (conv 1 same none ?i ?l))"});
+  e.conditions = {dense("l", "i"), dense("k", "i"), dense("k", "i")};
+  Equality c = canon(e);
+  // The same terms as without conditions, the conditions renamed alike, sorted, deduplicated.
+  ASSERT_EQ(c.lhs.size(), plain.lhs.size());
+  EXPECT_EQ(rules::term_str(c.lhs[0]), rules::term_str(plain.lhs[0]));
+  ASSERT_EQ(c.conditions.size(), 2u);
+  EXPECT_EQ(rules::term_str(c.conditions[0]), "(= (dim ?b 1) (dim ?a 1))");
+  EXPECT_EQ(rules::term_str(c.conditions[1]), "(= (dim ?c 1) (dim ?a 1))");
+  EXPECT_NE(c.key, plain.key);
+  EXPECT_EQ(c.key.rfind(plain.key, 0), 0u);  // the plain key, then the conditions
+  // Renamed alike from any other names.
+  Equality other = eq({"(concat 1 (conv 1 same none ?x ?v) (conv 1 same none ?x ?w))"},
+                      {"(conv 1 same none ?x (concat 0 ?v ?w))"});
+  other.conditions = {dense("w", "x"), dense("v", "x")};
+  EXPECT_EQ(canon(other).key, c.key);
+  // Extra terms passed along are renamed the same way, outside the key.
+  Equality f = eq({"(conv 1 same none ?i (concat 0 ?k ?l))"},
+                  {"(concat 1 (conv 1 same none ?i ?k) (conv 1 same none ?i ?l))"});
+  std::vector<rules::TermPtr> also{dense("l", "i")};
+  canonicalize(f, &also);
+  EXPECT_EQ(f.key, plain.key);
+  EXPECT_EQ(rules::term_str(also[0]), "(= (dim ?c 1) (dim ?a 1))");
+}
+
+TEST(GenEquality, EmittedRulesCarryTheirConditions) {
+  Equality e = eq({"(conv 1 same none ?x ?v)", "(conv 1 same none ?x ?w)"},
+                  {"(split0 1 (conv 1 same none ?x (concat 0 ?v ?w)))",
+                   "(split1 1 (conv 1 same none ?x (concat 0 ?v ?w)))"});
+  e.conditions = {dense_condition("v", "x"), dense_condition("w", "x")};
+  std::vector<rules::Rule> r = rules_of(canon(e), "gen-0001");
+  ASSERT_EQ(r.size(), 2u);
+  for (auto& rule : r) ASSERT_EQ(rule.constraints.size(), 2u);
+  // The printed rule parses back with its (where ...) clause.
+  rules::RuleSet ax =
+      rules::load_rules(std::string(GRAPHSUB_SOURCE_DIR) + "/specs/operators.axioms");
+  rules::RuleSet back = rules::parse_rules(rules::rule_str(r[0]), "t.rules", &ax);
+  ASSERT_EQ(back.rules.size(), 1u);
+  EXPECT_EQ(back.rules[0].constraints.size(), 2u);
+}
+
+TEST(GenEquality, CommonConditionsIntersectByText) {
+  std::vector<rules::TermPtr> a{dense_condition("c", "a"), dense_condition("b", "a")};
+  std::vector<rules::TermPtr> b{dense_condition("b", "a")};
+  std::vector<rules::TermPtr> both = common_conditions(a, b);
+  ASSERT_EQ(both.size(), 1u);
+  EXPECT_EQ(rules::term_str(both[0]), "(= (dim ?b 1) (dim ?a 1))");
+  EXPECT_TRUE(common_conditions(a, {}).empty());
+  std::vector<rules::TermPtr> self = common_conditions(a, a);
+  ASSERT_EQ(self.size(), 2u);  // sorted
+  EXPECT_EQ(rules::term_str(self[0]), "(= (dim ?b 1) (dim ?a 1))");
 }
 
 }  // namespace

@@ -21,15 +21,16 @@ const rules::RuleSet& axioms() {
 }
 
 // Proves a rule when it holds on a bounded set of shapes.
-Prover numeric_prover() {
-  return [](const std::vector<rules::Rule>& batch) {
-    rules::ShapeSpace space{.ranks = {0, 2, 4}, .dims = {2, 3}, .kernel_dims = {1, 3}};
+// `dims`, `per_params`: the shapes tested (every one when per_params is 0).
+Prover numeric_prover(std::vector<int64_t> dims = {2, 3}, uint64_t per_params = 3) {
+  return [dims, per_params](const std::vector<rules::Rule>& batch) {
+    rules::ShapeSpace space{.ranks = {0, 2, 4}, .dims = dims, .kernel_dims = {1, 3}};
     rules::BoundedOptions bo;
-    bo.max_per_params = 3;
+    bo.max_per_params = per_params;
     std::vector<ProofOutcome> out;
     for (auto& r : batch) {
       rules::BoundedResult b = rules::bounded_test(r, axioms(), space, bo);
-      out.push_back({b.holds && b.instances > 0, b.counterexample});
+      out.push_back({b.holds && b.instances > 0, b.counterexample, !b.holds && b.instances > 0});
     }
     return out;
   };
@@ -50,11 +51,22 @@ GeneratorOptions small_options(std::vector<std::string> ops, int max_ops, int th
   return o;
 }
 
-bool has_rule(const GeneratorResult& r, std::vector<std::string> lhs,
-              std::vector<std::string> rhs) {
+// (= (dim ?w 1) (dim ?x 1)) for "w x": the kernel w of a conv over x is dense.
+rules::TermPtr dense_condition(const std::string& kernel_and_data) {
+  auto dim1 = [](const std::string& v) {
+    return rules::Term::app("dim", {rules::Term::var(v), rules::Term::integer(1)});
+  };
+  auto sp = kernel_and_data.find(' ');
+  return rules::Term::app(
+      "=", {dim1(kernel_and_data.substr(0, sp)), dim1(kernel_and_data.substr(sp + 1))});
+}
+
+bool has_rule(const GeneratorResult& r, std::vector<std::string> lhs, std::vector<std::string> rhs,
+              std::vector<std::string> where = {}) {
   Equality e;
   for (auto& t : lhs) e.lhs.push_back(rules::parse_term(t));
   for (auto& t : rhs) e.rhs.push_back(rules::parse_term(t));
+  for (auto& t : where) e.conditions.push_back(dense_condition(t));
   canonicalize(e);
   for (auto& x : r.rules)
     if (x.key == e.key) return true;
@@ -137,6 +149,47 @@ TEST(GenPipeline, UnprovableCandidatesAreReportedNotEmitted) {
   EXPECT_EQ(r.unproved[0].reason, "refused");
   std::string report = unproved_text(r, LibraryInfo{"cmd", "pool", "axioms"});
   EXPECT_NE(report.find("refused"), std::string::npos);
+}
+
+// Two convs on one input merge through a concat of their kernels only when both are dense
+// (a grouped conv's groups change with the kernel count). The pool has dense kernels k1, k2
+// and a depth-wise kernel d1: the merge is found on k1, k2, refuted as stated, and emitted
+// under the density conditions; rules that hold for grouped convs too stay unconditional.
+TEST(GenPipeline, ConvMergeIsEmittedUnderTheDenseCondition) {
+  GeneratorOptions o;
+  o.max_ops = 3;
+  o.ops = {"conv", "concat", "split"};
+  o.pool = {{"i1", {1, 2, 3, 3}, Role::Data},
+            {"k1", {2, 2, 3, 3}, Role::Weight},
+            {"k2", {2, 2, 3, 3}, Role::Weight},
+            {"d1", {2, 1, 3, 3}, Role::Weight}};
+  o.domains = domains_of(axioms());
+  o.domains["stride"] = {int64_t{1}};
+  o.domains["padding"] = {std::string("same")};
+  o.domains["act"] = {std::string("none")};
+  o.domains["axis"] = {int64_t{0}, int64_t{1}};
+  o.threads = 2;
+  // All shapes with dimensions 1 and 2: the test sees grouped convs (a kernel reading 1 of 2
+  // input channels).
+  Prover exhaustive = numeric_prover({1, 2}, 0);
+  GeneratorResult r = run_generator(o, exhaustive, null_reporter());
+  const std::vector<std::string> lhs{"(conv 1 same none ?x ?v)", "(conv 1 same none ?x ?w)"};
+  const std::vector<std::string> rhs{"(split0 1 (conv 1 same none ?x (concat 0 ?v ?w)))",
+                                     "(split1 1 (conv 1 same none ?x (concat 0 ?v ?w)))"};
+  EXPECT_FALSE(has_rule(r, lhs, rhs));
+  EXPECT_TRUE(has_rule(r, lhs, rhs, {"v x", "w x"}));
+  EXPECT_TRUE(has_rule(r, {"(concat 1 (conv 1 same none ?x ?v) (conv 1 same none ?x ?w))"},
+                       {"(conv 1 same none ?x (concat 0 ?v ?w))"}, {"v x", "w x"}));
+  EXPECT_GE(r.conditional, 2u);
+  // Every emitted rule with conditions mentions only dense-conv conditions, and parses.
+  LibraryInfo info{"test", "pool", "specs/operators.axioms"};
+  rules::RuleSet parsed = rules::parse_rules(library_text(r, info), "generated.rules", &axioms());
+  size_t with_conditions = 0;
+  for (auto& rule : parsed.rules) with_conditions += !rule.constraints.empty();
+  EXPECT_GE(with_conditions, 2u);
+  std::vector<ProofOutcome> again = exhaustive(parsed.rules);
+  for (size_t i = 0; i < again.size(); ++i)
+    EXPECT_TRUE(again[i].proved) << parsed.rules[i].name << ": " << again[i].reason;
 }
 
 }  // namespace

@@ -21,9 +21,16 @@ void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph&
   if (!float_retest(ea, eb, fa, fb, c, tolerance)) return;
   ++l.passed;
   Equality e = equality_of(s, c);
-  canonicalize(e);
+  std::vector<rules::TermPtr> dense = dense_conv_conditions(s, c);
+  canonicalize(e, &dense);
+  dense = common_conditions(dense, dense);  // sorted in the canonical names
   auto [it, fresh] = l.classes.try_emplace(e.key);
-  if (fresh) it->second.eq = std::move(e);
+  if (fresh) {
+    it->second.eq = std::move(e);
+    it->second.dense = std::move(dense);
+  } else {
+    it->second.dense = common_conditions(it->second.dense, dense);
+  }
   ++it->second.pairs;
 }
 
@@ -94,7 +101,12 @@ Classified classify_candidates(const Space& s, const EnumerationResult& en,
     out.passed += l.passed;
     for (auto& [k, acc] : l.classes) {
       auto [it, fresh] = out.classes.try_emplace(k);
-      if (fresh) it->second.eq = std::move(acc.eq);
+      if (fresh) {
+        it->second.eq = std::move(acc.eq);
+        it->second.dense = std::move(acc.dense);
+      } else {
+        it->second.dense = common_conditions(it->second.dense, acc.dense);
+      }
       it->second.pairs += acc.pairs;
     }
   }

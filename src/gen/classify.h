@@ -14,6 +14,9 @@ namespace graphsub::gen {
 struct ClassAcc {
   Equality eq;         // canonical
   uint64_t pairs = 0;  // candidates that fell into this class
+  // The density conditions (dense_conv_conditions, in the class's variables) that held in
+  // every candidate of the class: the condition to retry under if the equality is false.
+  std::vector<rules::TermPtr> dense;
 };
 
 struct Classified {

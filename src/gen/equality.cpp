@@ -204,7 +204,7 @@ void collect_apps(const TermPtr& t, std::set<std::string>& seen) {
 
 }  // namespace
 
-void canonicalize(Equality& e) {
+void canonicalize(Equality& e, std::vector<TermPtr>* also) {
   std::string best, best_skel;
   Arrangement best_a;
   bool first = true;
@@ -229,9 +229,56 @@ void canonicalize(Equality& e) {
   }
   c.lhs_ops = best_a.swap ? e.rhs_ops : e.lhs_ops;
   c.rhs_ops = best_a.swap ? e.lhs_ops : e.rhs_ops;
+  std::vector<TermPtr> conds;
+  for (auto& t : e.conditions) conds.push_back(r.rename(t));
+  c.conditions = common_conditions(conds, conds);  // sorted, without repeats
   c.key = best;
   c.skeleton = best_skel;
+  if (!c.conditions.empty()) {
+    std::string where = " where";
+    for (auto& t : c.conditions) where += " " + rules::term_str(t);
+    c.key += where;
+    c.skeleton += where;
+  }
+  if (also)
+    for (auto& t : *also) t = r.rename(t);
   e = std::move(c);
+}
+
+std::vector<TermPtr> common_conditions(const std::vector<TermPtr>& a,
+                                       const std::vector<TermPtr>& b) {
+  std::map<std::string, TermPtr> in_a, out;
+  for (auto& t : a) in_a.emplace(rules::term_str(t), t);
+  for (auto& t : b) {
+    std::string k = rules::term_str(t);
+    if (in_a.count(k)) out.emplace(k, t);
+  }
+  std::vector<TermPtr> v;
+  for (auto& [k, t] : out) v.push_back(t);
+  return v;
+}
+
+std::vector<TermPtr> dense_conv_conditions(const Space& s, const Candidate& c) {
+  size_t p = s.num_pool();
+  std::vector<TermPtr> out;
+  auto scan = [&](const CompactGraph& g) {
+    for (int k = 0; k < g.num_ops; ++k) {
+      const GraphOp& op = g.ops[static_cast<size_t>(k)];
+      if (s.variants[op.variant].name != "conv") continue;
+      TensorId x = op.in[0], w = op.in[1];
+      if (!is_pool_id(p, x) || !is_pool_id(p, w)) continue;
+      const Shape& xs = s.pool[x].shape;
+      const Shape& ws = s.pool[w].shape;
+      if (xs.size() != 4 || ws.size() != 4 || xs[1] != ws[1]) continue;
+      auto dim1 = [](const std::string& v) {
+        return Term::app("dim", {Term::var(v), Term::integer(1)});
+      };
+      out.push_back(Term::app("=", {dim1(s.pool[w].name), dim1(s.pool[x].name)}));
+    }
+  };
+  scan(c.a.g);
+  scan(c.b.g);
+  return common_conditions(out, out);
 }
 
 bool is_instance(const Equality& specific, const Equality& general) {

@@ -12,6 +12,9 @@ namespace graphsub::gen {
 
 struct Equality {
   std::vector<rules::TermPtr> lhs, rhs;  // lhs[i] = rhs[i]
+  // Conditions the equality is claimed under ((where ...) of the rule), e.g. that a conv is
+  // dense; empty for an unconditional equality. Part of the key.
+  std::vector<rules::TermPtr> conditions;
   int lhs_ops = 0, rhs_ops = 0;
   std::string key;       // canonical text (after canonicalize)
   std::string skeleton;  // the canonical text with variables erased
@@ -25,10 +28,13 @@ Equality equality_of(const Space& s, const Candidate& c);
 rules::TermPtr side_term(const Space& s, const CompactGraph& g, TensorId t);
 
 // Renames the variables to a, b, c, ... in order of first occurrence, and chooses the
-// orientation and output order whose text is smallest; sets key and skeleton.
-void canonicalize(Equality& e);
+// orientation and output order whose text is smallest; sets key and skeleton. Conditions are
+// renamed alike, sorted, and appended to the key (they do not choose the arrangement).
+// `also` (optional): terms over the same variables renamed the same way, outside the key.
+void canonicalize(Equality& e, std::vector<rules::TermPtr>* also = nullptr);
 
-// True when `specific` is `general` with its variables renamed, several possibly to one.
+// True when `specific` is `general` with its variables renamed, several possibly to one
+// (terms only: conditions are not compared).
 bool is_instance(const Equality& specific, const Equality& general);
 
 // Parameter variables (a rule that holds for every value of a domain) are named
@@ -40,6 +46,16 @@ std::vector<std::string> param_vars_of(const std::vector<rules::TermPtr>& terms)
 
 // The tensor variables of an equality's side, in order of first occurrence.
 std::vector<std::string> variables_of(const std::vector<rules::TermPtr>& terms);
+
+// The density conditions that hold in a candidate's instance: for every conv whose data and
+// kernel are pool tensors and whose kernel reads every input channel there,
+// (= (dim ?kernel 1) (dim ?data 1)), in pool names, sorted and without repeats. Grouped convs
+// over concatenated kernels change their groups, so some equalities hold only for dense convs.
+std::vector<rules::TermPtr> dense_conv_conditions(const Space& s, const Candidate& c);
+
+// The conditions present in both lists (by text), sorted.
+std::vector<rules::TermPtr> common_conditions(const std::vector<rules::TermPtr>& a,
+                                              const std::vector<rules::TermPtr>& b);
 
 // Operators in a side (distinct subterms that are applications).
 int count_ops(const std::vector<rules::TermPtr>& terms);

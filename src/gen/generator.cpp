@@ -33,6 +33,7 @@ rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed) {
   std::vector<rules::TermPtr> all = r.source;
   all.insert(all.end(), r.target.begin(), r.target.end());
   r.tensor_vars = variables_of(all);
+  r.constraints = e.conditions;
   for (auto& p : param_vars_of(all)) r.param_vars.push_back({p, param_var_domain(p)});
   return r;
 }
@@ -65,8 +66,12 @@ struct RuleClass {
   int vars = 0;        // distinct variables
   int general = -1;    // index of a more general class (same skeleton), -1 if none
   enum State { Pending, Proved, Implied, Failed } state = Pending;
-  bool by_lift = false;  // implied by a proven rule with a parameter variable
+  bool by_lift = false;               // implied by a proven rule with a parameter variable
+  std::vector<rules::TermPtr> dense;  // density conditions that held in all its candidates
+  bool conditional = false;           // proved only under `dense` (false in general)
   std::string reason;
+  // Holds for every instance, so its renaming instances hold too.
+  bool holds_always() const { return (state == Proved || state == Implied) && !conditional; }
 };
 
 int num_vars(const Equality& e) {
@@ -264,6 +269,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     RuleClass c;
     c.eq = std::move(acc.eq);
     c.pairs = acc.pairs;
+    c.dense = std::move(acc.dense);
     classes.push_back(std::move(c));
   }
   cl.classes.clear();
@@ -382,8 +388,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         if (instance) {
           bool implied = false;
           for (int g = c.general; g >= 0 && !implied; g = classes[static_cast<size_t>(g)].general)
-            implied = classes[static_cast<size_t>(g)].state != RuleClass::Failed &&
-                      classes[static_cast<size_t>(g)].state != RuleClass::Pending;
+            implied = classes[static_cast<size_t>(g)].holds_always();
           if (implied) {
             c.state = RuleClass::Implied;
             ++res.implied;
@@ -407,9 +412,37 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         todo_idx.push_back(i);
       }
       std::vector<ProofOutcome> out = pr.prove(todo);
+      // A class refuted as stated whose candidates all had dense convs (kernel reading every
+      // input channel) is retried under that condition: e.g. merging two convs through a
+      // concat of kernels holds for dense convs only (concat changes a grouped conv's groups).
+      std::vector<Equality> conditioned;
+      std::vector<size_t> retried;
+      for (size_t k = 0; k < todo_idx.size(); ++k) {
+        const RuleClass& c = classes[todo_idx[k]];
+        if (out[k].proved || !out[k].refuted || c.dense.empty()) continue;
+        Equality ce = c.eq;
+        ce.conditions = c.dense;
+        canonicalize(ce);
+        conditioned.push_back(std::move(ce));
+        retried.push_back(k);
+      }
+      std::vector<const Equality*> cond_todo;
+      for (auto& ce : conditioned) cond_todo.push_back(&ce);
+      std::vector<ProofOutcome> cond_out = pr.prove(cond_todo);
+      for (size_t j = 0; j < retried.size(); ++j) {
+        RuleClass& c = classes[todo_idx[retried[j]]];
+        if (cond_out[j].proved) {
+          c.conditional = true;
+          ++res.conditional;
+          pr.mark(conditioned[j], true, false);
+        } else {
+          out[retried[j]].reason += "; under dense-conv conditions: " + cond_out[j].reason;
+        }
+      }
       for (size_t k = 0; k < todo_idx.size(); ++k) {
         RuleClass& c = classes[todo_idx[k]];
-        c.state = out[k].proved ? RuleClass::Proved : RuleClass::Failed;
+        bool proved = out[k].proved || c.conditional;
+        c.state = proved ? RuleClass::Proved : RuleClass::Failed;
         c.reason = out[k].reason;
         pr.mark(c.eq, out[k].proved, false);
       }
@@ -430,8 +463,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     if (c.state == RuleClass::Failed) continue;
     bool instance_of_valid = false;
     for (int g = c.general; g >= 0; g = classes[static_cast<size_t>(g)].general)
-      instance_of_valid =
-          instance_of_valid || classes[static_cast<size_t>(g)].state != RuleClass::Failed;
+      instance_of_valid = instance_of_valid || classes[static_cast<size_t>(g)].holds_always();
     after_renaming += !instance_of_valid;
   }
   stage("after renaming", after_renaming, t0);
@@ -442,8 +474,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     if (c.state == RuleClass::Failed) continue;
     bool instance_of_valid = false;
     for (int g = c.general; g >= 0; g = classes[static_cast<size_t>(g)].general)
-      instance_of_valid =
-          instance_of_valid || classes[static_cast<size_t>(g)].state != RuleClass::Failed;
+      instance_of_valid = instance_of_valid || classes[static_cast<size_t>(g)].holds_always();
     after_lifting += !instance_of_valid && !c.by_lift;
   }
   after_lifting += valid_lifts;

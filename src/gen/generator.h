@@ -32,7 +32,8 @@ struct GeneratorOptions {
 // The verdict on one rule.
 struct ProofOutcome {
   bool proved = false;
-  std::string reason;  // why not: counterexample, solver unknown, timeout, numeric mismatch
+  std::string reason;    // why not: counterexample, solver unknown, timeout, numeric mismatch
+  bool refuted = false;  // shown false (a counterexample), not merely unproved
 };
 // Proves a batch of rules (in parallel as it likes); one outcome per rule, in order.
 using Prover = std::function<std::vector<ProofOutcome>(const std::vector<rules::Rule>&)>;
@@ -57,6 +58,7 @@ struct GeneratorResult {
   uint64_t implied = 0;         // candidate classes proved as instances of proven ones
   uint64_t generalized = 0;     // more general rules found by common-subgraph pruning
   uint64_t lifted = 0;          // rules with parameter variables in the library
+  uint64_t conditional = 0;     // classes false in general, proved under dense-conv conditions
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;
   std::vector<std::string> variants;  // operator variants searched (labels)
@@ -65,7 +67,7 @@ struct GeneratorResult {
 GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove, Reporter& rep);
 
 // The rule of an equality in one direction (lhs -> rhs, or reversed), with its tensor
-// variables in order of first occurrence.
+// variables in order of first occurrence and its conditions as (where ...).
 rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed);
 
 // True when lhs -> rhs can drive a rewrite: every source output applies an operator and the

@@ -42,6 +42,12 @@ std::string library_text(const GeneratorResult& r, const LibraryInfo& info) {
       "; the reverse of gen-N is gen-N-rev). Every one was proved by the verifier from the\n"
       "; axioms, or follows from a proved rule by renaming or substitution.\n",
       r.rules.size(), directed);
+  if (r.conditional > 0)
+    text += fmt::format(
+        "; {} candidate classes are false in general but were proved under (where ...)\n"
+        "; conditions that their convs are dense (kernel dimension 1 = input dimension 1),\n"
+        "; as found in every enumerated instance; their rules carry those conditions.\n",
+        r.conditional);
   return text + body;
 }
 

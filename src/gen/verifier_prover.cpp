@@ -12,6 +12,7 @@ Prover verifier_prover(const verify::Verifier& v, Reporter& rep) {
     for (auto& r : verdicts) {
       ProofOutcome o;
       o.proved = r.proved();
+      o.refuted = r.verdict == verify::Verdict::Counterexample;
       if (!o.proved)
         o.reason = r.reason.empty()
                        ? verify::verdict_name(r.verdict)
