@@ -6,8 +6,10 @@
 #include <functional>
 
 #include "ir/error.h"
+#include "opt/application_price.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
+#include "opt/type_check_memo.h"
 #include "rules/axiom_ops.h"
 #include "rules/instantiate.h"
 
@@ -44,25 +46,68 @@ std::string RuleTransform::origin() const {
   return rule_.loc.file.empty() ? "rule" : fmt::format("{}:{}", rule_.loc.file, rule_.loc.line);
 }
 
+rules::Bindings RuleTransform::bindings(const Match& m) const {
+  rules::Bindings b;
+  for (size_t v = 0; v < m.vars.size(); ++v)
+    b.tensors.emplace(pattern_.tensor_vars()[v], m.vars[v]);
+  for (size_t p = 0; p < m.params.size(); ++p)
+    if (m.params[p]) b.params.emplace(pattern_.param_vars()[p], *m.params[p]);
+  return b;
+}
+
 void RuleTransform::apply(const GraphIndex& ix, const EmitFn& emit) const {
+  run(ix, nullptr, emit);
+}
+
+void RuleTransform::apply_priced(const GraphIndex& ix, const Pricing& pricing,
+                                 const EmitFn& emit) const {
+  run(ix, &pricing, emit);
+}
+
+void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
+  if (!pattern_.possible(ix)) return;
   const Graph& g = ix.graph();
-  for (const Match& m : pattern_.find(ix)) {
-    rules::Bindings b;
-    for (size_t v = 0; v < m.vars.size(); ++v) b.tensors[pattern_.tensor_vars()[v]] = m.vars[v];
-    for (size_t p = 0; p < m.params.size(); ++p)
-      if (m.params[p]) b.params[pattern_.param_vars()[p]] = *m.params[p];
-    try {
-      Rewrite rw(g);
-      auto targets = rules::instantiate(rw.graph(), rule_.target, b);
+  std::vector<Match> matches = pattern_.find(ix);
+  std::optional<Graph> scratch;  // the parent plus the application being priced
+  PriceBuffers buf;
+  for (size_t k = 0; k < matches.size(); ++k) {
+    const Match& m = matches[k];
+    if (failures_.known_failure(g, m.vars, m.params)) continue;
+    if (pricing) {
+      // Priced applications leave holes in the scratch table; start afresh when they add up.
+      if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
+      auto first = static_cast<NodeId>(scratch->num_slots());
+      std::optional<double> price;
       std::vector<Replacement> reps;
+      try {
+        auto targets = rules::instantiate(*scratch, rule_.target, bindings(m));
+        for (size_t i = 0; i < targets.size(); ++i) reps.push_back({m.outputs[i], targets[i]});
+      } catch (const Error&) {  // the target does not type-check here: not an application
+        failures_.add_failure(g, m.vars, m.params);
+        reps.clear();
+      }
+      if (!reps.empty()) price = price_application(g, *scratch, first, reps, *pricing, buf);
+      for (NodeId id = first; id < scratch->num_slots(); ++id)
+        if (scratch->alive(id)) scratch->remove(id);
+      if (!price || !pricing->admit(*price)) continue;
+    }
+    Rewrite rw(g);
+    std::vector<Replacement> reps;
+    try {
+      auto targets = rules::instantiate(rw.graph(), rule_.target, bindings(m));
       for (size_t i = 0; i < targets.size(); ++i) reps.push_back({m.outputs[i], targets[i]});
+    } catch (const Error&) {  // the target does not type-check here: not an application
+      failures_.add_failure(g, m.vars, m.params);
+      continue;
+    }
+    try {
       auto out = std::move(rw).finish(reps);
       if (!out) continue;
       std::vector<std::string> at;
       for (NodeId n : m.internal)
         if (!g.node(n).is_source()) at.push_back(node_label(g, n));
-      emit({std::move(*out), fmt::format("{}", fmt::join(at, ", "))});
-    } catch (const Error&) {  // the target does not type-check here: not an application
+      emit({std::move(*out), fmt::format("{}", fmt::join(at, ", ")), k, pricing != nullptr});
+    } catch (const Error&) {  // a replacement the graph refuses: not an application
     }
   }
 }

@@ -8,6 +8,8 @@
 
 #include "opt/pattern.h"
 #include "opt/transform.h"
+#include "opt/type_check_memo.h"
+#include "rules/instantiate.h"
 #include "rules/rule.h"
 
 namespace graphsub::opt {
@@ -21,12 +23,20 @@ class RuleTransform : public Transform {
   const std::string& name() const override { return rule_.name; }
   std::string origin() const override;
   void apply(const GraphIndex& ix, const EmitFn& emit) const override;
+  // Prices each application on a scratch copy of the graph (application_price.h) and builds
+  // only those pricing.admit accepts. Candidates carry their match's number as ordinal.
+  void apply_priced(const GraphIndex& ix, const Pricing& pricing,
+                    const EmitFn& emit) const override;
 
   const rules::Rule& rule() const { return rule_; }
 
  private:
+  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const;
+  rules::Bindings bindings(const Match& m) const;
+
   rules::Rule rule_;
   Pattern pattern_;
+  mutable TypeCheckMemo failures_;  // bindings under which the target does not type-check
 };
 
 }  // namespace graphsub::opt

@@ -167,23 +167,34 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
       if (g.alive(id)) total += costs[id];
     GraphIndex ix(g);
 
+    // The search's verdict on a candidate's cost; rule transforms ask it before building the
+    // candidate's graph, the others after. Called once per candidate.
+    auto admit = [&](double c) {
+      ++res.generated;
+      if (out_of_time) return false;
+      if (opts.time_limit_s > 0 && (res.generated & 63) == 0 && elapsed() >= opts.time_limit_s) {
+        out_of_time = true;
+        return false;
+      }
+      if (!(c < opts.alpha * res.best_cost)) return false;
+      // A full queue would drop this graph at once.
+      if (queue.size() >= opts.max_queue && !(Key{c, order} < std::prev(queue.end())->first)) {
+        ++res.dropped;
+        return false;
+      }
+      return true;
+    };
+    Pricing pricing{costs, total, constant, model, admit};
+
     for (size_t ti = 0; ti < transforms.size() && !out_of_time; ++ti) {
-      size_t ordinal = 0;
-      transforms[ti]->apply(ix, [&](Candidate&& cand) {
-        size_t my_ordinal = ordinal++;
-        ++res.generated;
-        if (out_of_time) return;
-        if (opts.time_limit_s > 0 && (res.generated & 63) == 0 && elapsed() >= opts.time_limit_s) {
-          out_of_time = true;
-          return;
-        }
+      size_t emitted = 0;
+      transforms[ti]->apply_priced(ix, pricing, [&](Candidate&& cand) {
+        size_t my_ordinal = cand.ordinal.value_or(emitted);
+        ++emitted;
         double c = candidate_cost(g, costs, total, constant, cand.graph, model);
-        if (!(c < opts.alpha * res.best_cost)) return;
-        // A full queue would drop this graph at once.
-        if (queue.size() >= opts.max_queue && !(Key{c, order} < std::prev(queue.end())->first)) {
-          ++res.dropped;
-          return;
-        }
+        if (!cand.admitted && !admit(c)) return;
+        // Admitted on its price: the exact cost decides (the same up to rounding).
+        if (cand.admitted && !(c < opts.alpha * res.best_cost)) return;
         if (!topological_order(cand.graph, topo)) return;  // the rewrite closed a cycle
         auto h = std::make_shared<const History>(History{
             Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
@@ -224,9 +235,9 @@ std::vector<Graph> replay_steps(const Graph& input, const std::vector<const Tran
                               transforms.size()));
     GraphIndex ix(cur);
     std::optional<Graph> next;
-    size_t ordinal = 0;
+    size_t emitted = 0;
     transforms[s.transform]->apply(ix, [&](Candidate&& c) {
-      if (ordinal++ == s.ordinal) next = std::move(c.graph);
+      if (c.ordinal.value_or(emitted++) == s.ordinal) next = std::move(c.graph);
     });
     if (!next)
       throw Error(

@@ -1,0 +1,171 @@
+// Pricing rule applications before building them (opt/application_price.h): the price equals
+// the cost of the graph the application builds, a priced apply emits exactly the candidates of
+// a plain one (same graphs, same ordinals), refused prices build nothing, and the memo of
+// target type-check failures recognises bindings only by their exact types and values.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+
+#include "ir/builder.h"
+#include "ir/hash.h"
+#include "models/models.h"
+#include "opt/graph_index.h"
+#include "opt/rule_library.h"
+#include "opt/type_check_memo.h"
+
+namespace graphsub::opt {
+namespace {
+
+// Deterministic stand-in for a machine: a price per operator plus memory traffic.
+class OverheadCost : public CostModel {
+ public:
+  std::string name() const override { return "test"; }
+  std::string assumptions() const override { return "10 per operator + 1 per KB"; }
+
+ protected:
+  double config_cost(const OpConfig& c) override {
+    return 10 + op_cost(*c.op, c.attrs, c.in, c.out).bytes / 1e3;
+  }
+};
+
+// The whole default library (generated rules, merges, built-ins), loaded once.
+const RuleLibrary& library() {
+  static const RuleLibrary lib(RuleLibraryOptions{}, null_reporter());
+  return lib;
+}
+
+struct Emitted {
+  uint64_t hash;
+  size_t ordinal;
+  double cost;
+};
+
+struct Priced {
+  std::vector<Emitted> emitted;
+  size_t admit_calls = 0;
+  size_t mismatches = 0;
+};
+
+// Applies every rule transform to `g` priced, admitting when `admit_all`, and checks each
+// emitted candidate's price against the cost of its graph computed from scratch.
+Priced apply_priced(const Graph& g, CostModel& model, bool admit_all) {
+  GraphIndex ix(g);
+  auto constant = constant_nodes(g);
+  std::vector<double> costs(g.num_slots(), 0);
+  double total = model.per_graph_cost();
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id)) total += costs[id] = model.node_cost(g, id, constant);
+  Priced out;
+  std::optional<double> last;
+  Pricing pricing{costs, total, constant, model, [&](double c) {
+                    ++out.admit_calls;
+                    last = c;
+                    return admit_all;
+                  }};
+  for (const Transform* t : library().transforms()) {
+    if (t->origin() == "built-in") continue;
+    t->apply_priced(ix, pricing, [&](Candidate&& c) {
+      EXPECT_TRUE(c.admitted);
+      EXPECT_TRUE(c.ordinal.has_value());
+      EXPECT_TRUE(last.has_value());
+      double full = model.graph_cost(c.graph);
+      if (std::abs(*last - full) > 1e-9 * std::max(1.0, std::abs(full))) {
+        ++out.mismatches;
+        ADD_FAILURE() << t->name() << " at " << c.where << ": priced " << *last << ", built "
+                      << full;
+      }
+      out.emitted.push_back({structural_hash(c.graph), c.ordinal.value_or(0), full});
+      last.reset();
+    });
+  }
+  return out;
+}
+
+std::vector<Emitted> apply_plain(const Graph& g, CostModel& model) {
+  GraphIndex ix(g);
+  std::vector<Emitted> out;
+  for (const Transform* t : library().transforms()) {
+    if (t->origin() == "built-in") continue;
+    t->apply(ix, [&](Candidate&& c) {
+      out.push_back({structural_hash(c.graph), c.ordinal.value_or(0), model.graph_cost(c.graph)});
+    });
+  }
+  return out;
+}
+
+std::vector<Graph> test_graphs() {
+  std::vector<Graph> gs = {demo_model(false), nasrnn(false, 8, 2)};
+  BertConfig small;
+  small.batch = 2;
+  small.seq = 8;
+  small.hidden = 64;
+  small.heads = 4;
+  small.layers = 1;
+  gs.push_back(bert(false, small));
+  // A graph one merge away from NasRNN: split/concat nodes, holes in the node table.
+  GraphIndex ix(gs[1]);
+  for (const Transform* t : library().transforms()) {
+    if (t->origin().find("merges.rules") == std::string::npos) continue;
+    std::optional<Graph> child;
+    t->apply(ix, [&](Candidate&& c) {
+      if (!child) child = std::move(c.graph);
+    });
+    if (child) {
+      gs.push_back(std::move(*child));
+      break;
+    }
+  }
+  EXPECT_EQ(gs.size(), 4u);
+  return gs;
+}
+
+TEST(OptPricing, PriceIsTheCostOfTheBuiltGraphAndPlainApplyAgrees) {
+  OverheadCost model;
+  size_t total = 0;
+  for (const Graph& g : test_graphs()) {
+    Priced p = apply_priced(g, model, true);
+    EXPECT_EQ(p.mismatches, 0u);
+    EXPECT_EQ(p.admit_calls, p.emitted.size());
+    auto plain = apply_plain(g, model);
+    ASSERT_EQ(plain.size(), p.emitted.size());
+    for (size_t i = 0; i < plain.size(); ++i) {
+      EXPECT_EQ(plain[i].hash, p.emitted[i].hash);
+      EXPECT_EQ(plain[i].ordinal, p.emitted[i].ordinal);
+    }
+    total += plain.size();
+  }
+  EXPECT_GT(total, 100u);  // the library applies widely to these models
+}
+
+TEST(OptPricing, RefusedPricesBuildNothing) {
+  OverheadCost model;
+  Graph g = nasrnn(false, 8, 2);
+  Priced p = apply_priced(g, model, false);
+  EXPECT_TRUE(p.emitted.empty());
+  EXPECT_EQ(p.admit_calls, apply_plain(g, model).size());
+}
+
+TEST(OptPricing, TypeCheckMemoMatchesExactTypesAndValues) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4});
+  auto y = b.input("y", {2, 4});
+  auto z = b.input("z", {4, 2});
+  b.output("o", b.op("ewadd", {x, y}));
+  Graph g = b.finish();
+  TypeCheckMemo memo;
+  TypeCheckMemo::Params one = {AxiomParam{int64_t{1}}, std::nullopt};
+  TypeCheckMemo::Params other = {AxiomParam{int64_t{2}}, std::nullopt};
+  TypeCheckMemo::Params symbol = {AxiomParam{std::string("same")}, std::nullopt};
+  EXPECT_FALSE(memo.known_failure(g, {x, y}, one));
+  memo.add_failure(g, {x, y}, one);
+  EXPECT_TRUE(memo.known_failure(g, {x, y}, one));
+  EXPECT_TRUE(memo.known_failure(g, {y, x}, one));  // same types
+  EXPECT_FALSE(memo.known_failure(g, {x, z}, one));
+  EXPECT_FALSE(memo.known_failure(g, {x}, one));
+  EXPECT_FALSE(memo.known_failure(g, {x, y}, other));
+  EXPECT_FALSE(memo.known_failure(g, {x, y}, symbol));
+}
+
+}  // namespace
+}  // namespace graphsub::opt
