@@ -74,15 +74,22 @@ bool side_matches(const std::vector<std::string>& pat, const std::vector<TermPtr
   return false;
 }
 
-// True when some rule (either direction) has these two sides.
-bool library_has(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+// The rules (either direction) with these two sides.
+std::vector<const rules::Rule*> library_rules(const std::vector<std::string>& a,
+                                              const std::vector<std::string>& b) {
+  std::vector<const rules::Rule*> out;
   for (auto& r : library().rules) {
     std::map<std::string, std::string> m1;
-    if (side_matches(a, r.source, m1) && side_matches(b, r.target, m1)) return true;
     std::map<std::string, std::string> m2;
-    if (side_matches(b, r.source, m2) && side_matches(a, r.target, m2)) return true;
+    if ((side_matches(a, r.source, m1) && side_matches(b, r.target, m1)) ||
+        (side_matches(b, r.source, m2) && side_matches(a, r.target, m2)))
+      out.push_back(&r);
   }
-  return false;
+  return out;
+}
+
+bool library_has(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return !library_rules(a, b).empty();
 }
 
 TEST(GenLibrary, ParsesAndNamesItsCommand) {
@@ -101,6 +108,29 @@ TEST(GenLibrary, TwoMatmulsSharingTheirLeftOperandMerge) {
 
 TEST(GenLibrary, ConvWithReluActivationIsReluOfConv) {
   EXPECT_TRUE(library_has({"(conv 1 same relu ?x ?w)"}, {"(relu (conv 1 same none ?x ?w))"}));
+}
+
+TEST(GenLibrary, TwoConvsOnOneInputMergeThroughAConcatOfKernels) {
+  EXPECT_TRUE(library_has({"(conv 1 same none ?x ?w)", "(conv 1 same none ?x ?v)"},
+                          {"(split0 1 (conv 1 same none ?x (concat 0 ?w ?v)))",
+                           "(split1 1 (conv 1 same none ?x (concat 0 ?w ?v)))"}));
+}
+
+// The merge is false for grouped convs (concatenating kernels changes the groups): the
+// library states it only for dense convs, i.e. under (where (= (dim ?w 1) (dim ?x 1)) ...).
+TEST(GenLibrary, ConvMergeHoldsOnlyUnderTheDenseCondition) {
+  auto merges = library_rules({"(conv 1 same none ?x ?w)", "(conv 1 same none ?x ?v)"},
+                              {"(split0 1 (conv 1 same none ?x (concat 0 ?w ?v)))",
+                               "(split1 1 (conv 1 same none ?x (concat 0 ?w ?v)))"});
+  auto concat_form = library_rules({"(concat 1 (conv 1 same none ?x ?w) (conv 1 same none ?x ?v))"},
+                                   {"(conv 1 same none ?x (concat 0 ?w ?v))"});
+  merges.insert(merges.end(), concat_form.begin(), concat_form.end());
+  ASSERT_FALSE(merges.empty());
+  for (const rules::Rule* r : merges) {
+    ASSERT_EQ(r->constraints.size(), 2u) << r->name;
+    for (auto& c : r->constraints)
+      EXPECT_NE(rules::term_str(c).find("(dim ?"), std::string::npos) << r->name;
+  }
 }
 
 TEST(GenLibrary, AveragePoolingIsAConvWithCpool) {
