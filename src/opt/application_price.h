@@ -17,16 +17,18 @@ namespace graphsub::opt {
 
 // Buffers reused across the applications of one transform to one graph.
 struct PriceBuffers {
-  std::vector<uint8_t> live, constant;
-  std::vector<NodeId> alias, stack;
+  std::vector<uint8_t> live, constant, in_region;
+  std::vector<NodeId> alias, stack, region, candidates;
 };
 
-// `parent` is the graph being expanded; `scratch` is a copy of it with the application's new
-// nodes at ids [first_new, scratch.num_slots()) (ids between parent.num_slots() and first_new
-// are holes); `reps` map parent tensors to scratch tensors. nullopt when a replacement's type
-// differs from the tensor it replaces (Rewrite::finish refuses those).
-std::optional<double> price_application(const Graph& parent, const Graph& scratch, NodeId first_new,
-                                        const std::vector<Replacement>& reps,
-                                        const Pricing& pricing, PriceBuffers& buf);
+// `ix` indexes the graph being expanded (the parent); `scratch` is a copy of it with the
+// application's new nodes at ids [first_new, scratch.num_slots()) (ids between the parent's
+// table size and first_new are holes); `reps` map parent tensors to scratch tensors;
+// `matched` are the parent nodes the rule matched. nullopt when a replacement's type differs
+// from the tensor it replaces (Rewrite::finish refuses those).
+std::optional<double> price_application(const GraphIndex& ix, const Graph& scratch,
+                                        NodeId first_new, const std::vector<Replacement>& reps,
+                                        const std::vector<NodeId>& matched, const Pricing& pricing,
+                                        PriceBuffers& buf);
 
 }  // namespace graphsub::opt

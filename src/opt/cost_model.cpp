@@ -43,15 +43,39 @@ std::string config_key(const OpConfig& c) {
   return s;
 }
 
+namespace {
+
+// What config_key() writes of a type: dtype, layout and shape, no split points.
+void add_type(Hasher& h, const TensorType& t) {
+  h.add(static_cast<uint64_t>(t.dtype)).add(static_cast<uint64_t>(t.layout));
+  h.add(static_cast<uint64_t>(t.shape.size()));
+  for (auto d : t.shape) h.add(d);
+}
+
+// Hash of the information config_key() spells out, without building the text (the search
+// prices millions of nodes).
+uint64_t config_hash(const Graph& g, const Node& n, const std::vector<uint8_t>& constant) {
+  Hasher h;
+  h.add(std::string_view(n.op->name)).add(n.attrs);
+  h.add(static_cast<uint64_t>(n.inputs.size()));
+  for (auto r : n.inputs) {
+    h.add(static_cast<uint64_t>(constant[r.node] ? 1 : 0));
+    add_type(h, g.type(r));
+  }
+  h.add(static_cast<uint64_t>(n.outputs.size()));
+  for (auto& t : n.outputs) add_type(h, t);
+  return h.digest();
+}
+
+}  // namespace
+
 double CostModel::node_cost(const Graph& g, NodeId id, const std::vector<uint8_t>& constant) {
   const Node& n = g.node(id);
   if (n.is_source() || constant[id]) return 0;
-  OpConfig c = op_config(g, id, constant);
-  std::string key = config_key(c);
-  uint64_t h = hash_bytes(key.data(), key.size());
+  uint64_t h = config_hash(g, n, constant);
   auto it = memo_.find(h);
   if (it != memo_.end()) return it->second;
-  double v = config_cost(c);
+  double v = config_cost(op_config(g, id, constant));
   memo_.emplace(h, v);
   return v;
 }

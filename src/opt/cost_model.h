@@ -46,7 +46,7 @@ class CostModel {
   virtual double config_cost(const OpConfig& c) = 0;
 
  private:
-  std::unordered_map<uint64_t, double> memo_;  // by hash of config_key (lookup only)
+  std::unordered_map<uint64_t, double> memo_;  // by hash of what config_key spells (lookup only)
 };
 
 }  // namespace graphsub::opt

@@ -37,6 +37,23 @@ GraphIndex::GraphIndex(const Graph& g)
   ops_.erase(std::unique(ops_.begin(), ops_.end()), ops_.end());
   params_done_.assign(g.num_slots(), 0);
   params_.resize(g.num_slots());
+  std::vector<uint8_t> live(g.num_slots(), 0);
+  std::vector<NodeId> stack;
+  for (auto& o : outputs_) stack.push_back(o.node);
+  while (!stack.empty()) {
+    NodeId id = stack.back();
+    stack.pop_back();
+    if (!g.alive(id) || live[id]) continue;
+    live[id] = 1;
+    for (auto r : g.node(id).inputs) stack.push_back(r.node);
+  }
+  for (NodeId id = 0; id < g.num_slots() && !has_dead_; ++id)
+    has_dead_ = g.alive(id) && !live[id] && !g.node(id).is_source();
+}
+
+bool GraphIndex::feeds_graph_output(NodeId id) const {
+  auto it = std::lower_bound(outputs_.begin(), outputs_.end(), TensorRef{id, 0});
+  return it != outputs_.end() && it->node == id;
 }
 
 bool GraphIndex::has_op(const OpDef* op) const {

@@ -30,6 +30,11 @@ class GraphIndex {
   const std::vector<uint8_t>& constant_flags() const { return constant_; }
   // Alive nodes of an operator, ascending.
   const std::vector<NodeId>& nodes_of(const std::string& op) const;
+  // True when some alive operator node is not needed by any graph output (remove_dead would
+  // drop it). Graphs a search builds never have such nodes; an input model may.
+  bool has_dead_operators() const { return has_dead_; }
+  // True when some output of `id` is a graph output.
+  bool feeds_graph_output(NodeId id) const;
   // True when some alive node applies `op`.
   bool has_op(const OpDef* op) const;
   // OpDef::attrs_to_params of an operator node (nullopt: outside the axiom language or no
@@ -42,6 +47,7 @@ class GraphIndex {
   std::vector<uint8_t> constant_;
   std::vector<TensorRef> outputs_;  // sorted
   std::map<std::string, std::vector<NodeId>, std::less<>> by_op_;
+  bool has_dead_ = false;
   std::vector<const OpDef*> ops_;  // distinct operators of alive nodes, sorted by address
   mutable std::vector<uint8_t> params_done_;
   mutable std::vector<std::optional<std::vector<AxiomParam>>> params_;

@@ -86,7 +86,8 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
         failures_.add_failure(g, m.vars, m.params);
         reps.clear();
       }
-      if (!reps.empty()) price = price_application(g, *scratch, first, reps, *pricing, buf);
+      if (!reps.empty())
+        price = price_application(ix, *scratch, first, reps, m.internal, *pricing, buf);
       for (NodeId id = first; id < scratch->num_slots(); ++id)
         if (scratch->alive(id)) scratch->remove(id);
       if (!price || !pricing->admit(*price)) continue;
