@@ -109,6 +109,14 @@ TEST(GenPipeline, StageCountsShrinkInOrder) {
   EXPECT_GE(r.stages[2].count, r.stages[3].count);
   EXPECT_EQ(r.stages.back().count, r.rules.size());
   EXPECT_GT(r.rules.size(), 10u);
+  // The time report accounts for every prover call, by verdict kind.
+  uint64_t calls = 0;
+  for (auto& [kind, t] : r.prover_times) {
+    calls += t.calls;
+    EXPECT_LE(t.median_ms, t.max_ms) << kind;
+  }
+  EXPECT_EQ(calls, r.verifier_calls);
+  EXPECT_TRUE(r.prover_times.count("proved"));
 }
 
 TEST(GenPipeline, EveryEmittedRuleParsesAndHolds) {

@@ -73,6 +73,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   static int threads = 0;
   static uint64_t seed = 1;
   static unsigned timeout_ms = 5000;
+  static unsigned rlimit = 0;
   cmd->add_option("--max-ops", max_ops, "largest graph, in operators (1 to 4)")->required();
   cmd->add_option("--ops", ops_list,
                   "operators to use, comma-separated axiom names (default: all)");
@@ -83,6 +84,9 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--pool", pool_spec, "input tensors: name:2x4:data,w:4x4:weight,s:scalar,...");
   cmd->add_option("--axioms", axioms_path, "axioms file (default: specs/operators.axioms)");
   cmd->add_option("--timeout-ms", timeout_ms, "verifier time limit per rule");
+  cmd->add_option("--rlimit", rlimit,
+                  "Z3 resource limit per rule output, deterministic unlike the time limit "
+                  "(0: none)");
   cmd->add_option("--unproved", unproved_path,
                   "report of candidates not proved (default: OUT with .unproved)");
   cmd->add_option("-o,--output", out, "rule library to write")->required();
@@ -114,11 +118,14 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     for (auto& p : params) command += " --params " + p;
     if (!pool_spec.empty()) command += " --pool " + pool_spec;
     if (!axioms_path.empty()) command += " --axioms " + axioms_path;
-    command += fmt::format(" --seed {} --timeout-ms {} -o {}", seed, timeout_ms, out);
+    command += fmt::format(" --seed {} --timeout-ms {}", seed, timeout_ms);
+    if (rlimit) command += fmt::format(" --rlimit {}", rlimit);
+    command += " -o " + out;
 
     TerminalReporter rep(flags.quiet);
     verify::VerifyOptions vo;
     vo.timeout_ms = timeout_ms;
+    vo.rlimit = rlimit;
     vo.threads = t;
     vo.seed = seed;
     verify::Verifier verifier(axioms, vo);
@@ -149,6 +156,12 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
           "{} rules ({} with parameter variables) written to {}; {} unproved candidates "
           "listed in {}\n",
           res.rules.size(), res.lifted, out, res.unproved.size(), report);
+      // Thread time: on T threads the wall time of proving is about the sum over T.
+      for (auto& [kind, pt] : res.prover_times)
+        fmt::print(
+            "prover {:<15} {:>7} calls, per call median {:.1f} ms, max {:.0f} ms; total numeric "
+            "pre-test {:.1f} s, solver {:.1f} s (thread time)\n",
+            kind, pt.calls, pt.median_ms, pt.max_ms, pt.numeric_ms / 1000, pt.solver_ms / 1000);
       fmt::print("total {:.1f} s, peak memory {:.0f} MiB\n", res.seconds,
                  static_cast<double>(res.peak_rss_bytes) / (1024.0 * 1024.0));
     }

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
-#include <thread>
+#include <memory>
 
 #include "gen/graph_eval.h"
+#include "gen/parallel.h"
 #include "gen/partitions.h"
 
 namespace graphsub::gen {
@@ -36,25 +36,20 @@ RoundOutput run_round(const Space& s, int min_emit_ops, const FingerprintSet* pi
   RoundOutput out;
   out.records.resize(static_cast<size_t>(threads));
   out.requests.resize(static_cast<size_t>(threads));
-  std::vector<EnumStats> stats(static_cast<size_t>(threads));
-  std::atomic<size_t> next{0}, done{0};
-  auto worker = [&](size_t t) {
-    Enumerator e(s, min_emit_ops, pieces, prefix_variables);
-    for (size_t i; (i = next.fetch_add(1)) < tasks.size();) {
-      e.run_task(tasks[i], out.records[t], out.requests[t]);
-      done.fetch_add(1);
-    }
-    stats[t] = e.stats();
-  };
+  std::vector<std::unique_ptr<Enumerator>> workers;  // per-thread state
+  for (int t = 0; t < threads; ++t)
+    workers.push_back(std::make_unique<Enumerator>(s, min_emit_ops, pieces, prefix_variables));
   // Workers enumerate; this thread only reports progress (the reporter is not thread-safe).
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker, static_cast<size_t>(t));
-  while (done.load() < tasks.size()) {
-    rep.progress(stage, static_cast<double>(done.load()), static_cast<double>(tasks.size()),
-                 "first operators");
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  for (auto& th : pool) th.join();
+  // An exception in a worker (out of memory, say) reaches the caller.
+  parallel_for(
+      tasks.size(), threads,
+      [&](size_t i, size_t t) { workers[t]->run_task(tasks[i], out.records[t], out.requests[t]); },
+      [&](size_t done) {
+        rep.progress(stage, static_cast<double>(done), static_cast<double>(tasks.size()),
+                     "first operators");
+      });
+  std::vector<EnumStats> stats;
+  for (auto& w : workers) stats.push_back(w->stats());
   for (auto& st : stats) out.stats += st;
   return out;
 }

@@ -83,8 +83,30 @@ int num_vars(const Equality& e) {
 // Proves the equalities `eqs` with the prover, each as a rule in a direction the rule
 // language can state; one outcome each. An equality with no such direction (a variable on
 // both sides' outputs) is not proved.
+// Per-call times of the prover, by verdict kind (for the time report).
+struct CallTimes {
+  std::map<std::string, std::vector<double>> ms;
+  std::map<std::string, ProverTimes> totals;
+  void add(const ProofOutcome& o) {
+    std::string k = o.kind.empty() ? (o.proved ? "proved" : "not proved") : o.kind;
+    ms[k].push_back(o.numeric_ms + o.solver_ms);
+    ProverTimes& t = totals[k];
+    ++t.calls;
+    t.numeric_ms += o.numeric_ms;
+    t.solver_ms += o.solver_ms;
+  }
+  std::map<std::string, ProverTimes> summary() {
+    for (auto& [k, v] : ms) {
+      std::sort(v.begin(), v.end());
+      totals[k].median_ms = v[v.size() / 2];
+      totals[k].max_ms = v.back();
+    }
+    return totals;
+  }
+};
+
 std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const Equality*>& eqs,
-                                    uint64_t& calls) {
+                                    uint64_t& calls, CallTimes& times) {
   std::vector<ProofOutcome> out(eqs.size());
   std::vector<rules::Rule> batch;
   std::vector<size_t> where;
@@ -102,7 +124,10 @@ std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const
   if (batch.empty()) return out;
   std::vector<ProofOutcome> got = prove(batch);
   if (got.size() != batch.size()) throw Error("prover returned the wrong number of outcomes");
-  for (size_t k = 0; k < where.size(); ++k) out[where[k]] = std::move(got[k]);
+  for (size_t k = 0; k < where.size(); ++k) {
+    times.add(got[k]);
+    out[where[k]] = std::move(got[k]);
+  }
   return out;
 }
 
@@ -113,8 +138,9 @@ class Pruner {
   Pruner(const Prover& prove, uint64_t& calls) : prove_(prove), calls_(calls) {}
 
   std::vector<ProofOutcome> prove(const std::vector<const Equality*>& eqs) {
-    return prove_all(prove_, eqs, calls_);
+    return prove_all(prove_, eqs, calls_, times_);
   }
+  std::map<std::string, ProverTimes> times() { return times_.summary(); }
   // Records a verdict; `redundant` when a more general valid rule covers it.
   void mark(const Equality& e, bool valid, bool redundant) {
     verdict_[e.key] = valid;
@@ -221,6 +247,7 @@ class Pruner {
 
   const Prover& prove_;
   uint64_t& calls_;
+  CallTimes times_;
   std::map<std::string, bool> verdict_;
   std::map<std::string, Equality> eqs_;
   std::map<std::string, std::vector<std::string>> gens_;
@@ -453,6 +480,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   for (auto& c : classes)
     if (c.state == RuleClass::Proved || c.state == RuleClass::Implied) proved_pairs += c.pairs;
   stage("proved", proved_pairs, t0);
+  res.prover_times = pr.times();
   for (auto& c : classes)
     if (c.state == RuleClass::Failed) res.unproved.push_back({c.eq, c.reason});
 

@@ -4,6 +4,7 @@
 // prove them, and prune the proven rules (renaming, common subgraphs).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,17 @@ struct ProofOutcome {
   bool proved = false;
   std::string reason;    // why not: counterexample, solver unknown, timeout, numeric mismatch
   bool refuted = false;  // shown false (a counterexample), not merely unproved
+  // For the time report only (never written to the library): the verdict's kind and the
+  // prover's time on it.
+  std::string kind;
+  double numeric_ms = 0, solver_ms = 0;
+};
+
+// Prover time by verdict kind (proved, unknown, counterexample, ...).
+struct ProverTimes {
+  uint64_t calls = 0;
+  double numeric_ms = 0, solver_ms = 0;  // totals
+  double median_ms = 0, max_ms = 0;      // of numeric + solver per call
 };
 // Proves a batch of rules (in parallel as it likes); one outcome per rule, in order.
 using Prover = std::function<std::vector<ProofOutcome>(const std::vector<rules::Rule>&)>;
@@ -59,6 +71,7 @@ struct GeneratorResult {
   uint64_t generalized = 0;     // more general rules found by common-subgraph pruning
   uint64_t lifted = 0;          // rules with parameter variables in the library
   uint64_t conditional = 0;     // classes false in general, proved under dense-conv conditions
+  std::map<std::string, ProverTimes> prover_times;  // by verdict kind
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;
   std::vector<std::string> variants;  // operator variants searched (labels)

@@ -3,13 +3,18 @@
 // worker's index, for per-thread state). Results must go to per-index slots so that the
 // outcome does not depend on scheduling. The calling thread only calls tick(done) about ten
 // times a second (progress lines: the reporter is not thread-safe).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "ir/error.h"
 
 namespace graphsub::gen {
 
@@ -30,7 +35,14 @@ void parallel_for(size_t n, int threads, Body&& body, Tick&& tick) {
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) pool.emplace_back(worker, static_cast<size_t>(t));
+  try {
+    for (int t = 0; t < threads; ++t) pool.emplace_back(worker, static_cast<size_t>(t));
+  } catch (const std::system_error& e) {  // no thread could start (memory limit, say)
+    failed = true;
+    for (auto& t : pool) t.join();
+    throw Error(
+        fmt::format("cannot start worker thread {} of {}: {}", pool.size() + 1, threads, e.what()));
+  }
   while (!failed && done.load() < n) {
     tick(done.load());
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -13,6 +13,9 @@ Prover verifier_prover(const verify::Verifier& v, Reporter& rep) {
       ProofOutcome o;
       o.proved = r.proved();
       o.refuted = r.verdict == verify::Verdict::Counterexample;
+      o.kind = verify::verdict_name(r.verdict);
+      o.numeric_ms = r.numeric_ms;
+      o.solver_ms = r.solver_ms;
       if (!o.proved)
         o.reason = r.reason.empty()
                        ? verify::verdict_name(r.verdict)
