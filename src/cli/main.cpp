@@ -1,6 +1,8 @@
 // graphsub command line: parses flags and dispatches to one subcommand.
 #include <fmt/format.h>
 
+#include <new>
+
 #include "cli/commands.h"
 #include "cli/onnx_command.h"
 #include "ir/error.h"
@@ -23,6 +25,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const graphsub::Error& e) {
     fmt::print(stderr, "error: {}\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr,
+               "error: out of memory (the machine's memory or this process's limit ran out); "
+               "`generate`: lower --max-ops or restrict --ops/--params; `optimize`: lower "
+               "--budget or --max-queue\n");
     return 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "internal error: {}\n", e.what());

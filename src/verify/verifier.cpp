@@ -4,7 +4,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "ir/error.h"
@@ -165,8 +167,10 @@ std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& ru
   std::vector<RuleVerdict> out(rules.size());
   std::atomic<size_t> next{0}, done{0};
   std::mutex mu;
-  auto worker = [&] {
-    while (true) {
+  std::exception_ptr error;  // the first exception of a worker (out of memory, say)
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    while (!failed) {
       size_t k = next.fetch_add(1);
       if (k >= rules.size()) return;
       out[k] = verify(rules[k]);
@@ -176,13 +180,25 @@ std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& ru
                    rules[k].name);
     }
   };
+  auto worker = [&] {
+    try {
+      work();
+    } catch (...) {
+      if (!failed.exchange(true)) error = std::current_exception();
+    }
+  };
   int n = opts_.threads > 0 ? opts_.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n = std::min<int>(n, static_cast<int>(std::max<size_t>(1, rules.size())));
   std::vector<std::thread> pool;
-  for (int i = 1; i < n; ++i) pool.emplace_back(worker);
+  try {
+    for (int i = 1; i < n; ++i) pool.emplace_back(worker);
+  } catch (const std::system_error&) {
+    // Fewer threads than asked (memory limit, say): the started ones and this one do the work.
+  }
   worker();
   for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
   return out;
 }
 
