@@ -1,7 +1,8 @@
 // Pricing rule applications before building them (opt/application_price.h): the price equals
 // the cost of the graph the application builds, a priced apply emits exactly the candidates of
 // a plain one (same graphs, same ordinals), refused prices build nothing, and the memo of
-// target type-check failures recognises bindings only by their exact types and values.
+// target instantiations recognises bindings only by their exact types, variable sharing and
+// values, and replays the nodes it recorded.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +13,7 @@
 #include "models/models.h"
 #include "opt/graph_index.h"
 #include "opt/rule_library.h"
-#include "opt/type_check_memo.h"
+#include "opt/target_memo.h"
 
 namespace graphsub::opt {
 namespace {
@@ -146,25 +147,51 @@ TEST(OptPricing, RefusedPricesBuildNothing) {
   EXPECT_EQ(p.admit_calls, apply_plain(g, model).size());
 }
 
-TEST(OptPricing, TypeCheckMemoMatchesExactTypesAndValues) {
+TEST(OptPricing, TargetMemoMatchesExactTypesBindingsAndValues) {
   GraphBuilder b;
   auto x = b.input("x", {2, 4});
   auto y = b.input("y", {2, 4});
   auto z = b.input("z", {4, 2});
   b.output("o", b.op("ewadd", {x, y}));
   Graph g = b.finish();
-  TypeCheckMemo memo;
-  TypeCheckMemo::Params one = {AxiomParam{int64_t{1}}, std::nullopt};
-  TypeCheckMemo::Params other = {AxiomParam{int64_t{2}}, std::nullopt};
-  TypeCheckMemo::Params symbol = {AxiomParam{std::string("same")}, std::nullopt};
-  EXPECT_FALSE(memo.known_failure(g, {x, y}, one));
-  memo.add_failure(g, {x, y}, one);
-  EXPECT_TRUE(memo.known_failure(g, {x, y}, one));
-  EXPECT_TRUE(memo.known_failure(g, {y, x}, one));  // same types
-  EXPECT_FALSE(memo.known_failure(g, {x, z}, one));
-  EXPECT_FALSE(memo.known_failure(g, {x}, one));
-  EXPECT_FALSE(memo.known_failure(g, {x, y}, other));
-  EXPECT_FALSE(memo.known_failure(g, {x, y}, symbol));
+  TargetMemo memo;
+  TargetMemo::Params one = {AxiomParam{int64_t{1}}, std::nullopt};
+  TargetMemo::Params other = {AxiomParam{int64_t{2}}, std::nullopt};
+  TargetMemo::Params symbol = {AxiomParam{std::string("same")}, std::nullopt};
+  EXPECT_EQ(memo.find(g, {x, y}, one), nullptr);
+  memo.add(g, {x, y}, one, {true, std::nullopt});
+  ASSERT_NE(memo.find(g, {x, y}, one), nullptr);
+  EXPECT_TRUE(memo.find(g, {x, y}, one)->fails);
+  EXPECT_NE(memo.find(g, {y, x}, one), nullptr);  // same types
+  EXPECT_EQ(memo.find(g, {x, x}, one), nullptr);  // one tensor for both variables
+  EXPECT_EQ(memo.find(g, {x, z}, one), nullptr);
+  EXPECT_EQ(memo.find(g, {x}, one), nullptr);
+  EXPECT_EQ(memo.find(g, {x, y}, other), nullptr);
+  EXPECT_EQ(memo.find(g, {x, y}, symbol), nullptr);
+}
+
+TEST(OptPricing, TemplateReplaysTheRecordedNodes) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4});
+  auto y = b.input("y", {2, 4});
+  b.output("o", b.op("ewadd", {x, y}));
+  Graph g = b.finish();
+  auto first = static_cast<NodeId>(g.num_slots());
+  TensorRef s = {g.add("ewmul", {x, y}), 0};
+  TensorRef t = {g.add("relu", {s}), 0};
+  auto rec = Template::record(g, first, {x, y}, {t});
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->nodes.size(), 2u);
+  EXPECT_FALSE(Template::record(g, first, {x}, {t}).has_value());  // y is not bound
+  Graph h = g;
+  auto out = rec->replay(h, {y, x});
+  ASSERT_EQ(out.size(), 1u);
+  const Node& relu = h.node(out[0].node);
+  EXPECT_EQ(relu.op->name, "relu");
+  const Node& mul = h.node(relu.inputs[0].node);
+  EXPECT_EQ(mul.op->name, "ewmul");
+  EXPECT_EQ(mul.inputs, (std::vector<TensorRef>{y, x}));
+  EXPECT_EQ(h.type(out[0]), g.type(t));
 }
 
 }  // namespace

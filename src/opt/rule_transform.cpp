@@ -9,7 +9,7 @@
 #include "opt/application_price.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
-#include "opt/type_check_memo.h"
+#include "opt/target_memo.h"
 #include "rules/axiom_ops.h"
 #include "rules/instantiate.h"
 
@@ -72,22 +72,31 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
   PriceBuffers buf;
   for (size_t k = 0; k < matches.size(); ++k) {
     const Match& m = matches[k];
-    if (failures_.known_failure(g, m.vars, m.params)) continue;
+    auto known = memo_.find(g, m.vars, m.params);
+    if (known && known->fails) continue;
     if (pricing) {
       // Priced applications leave holes in the scratch table; start afresh when they add up.
       if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
       auto first = static_cast<NodeId>(scratch->num_slots());
-      std::optional<double> price;
-      std::vector<Replacement> reps;
-      try {
-        auto targets = rules::instantiate(*scratch, rule_.target, bindings(m));
-        for (size_t i = 0; i < targets.size(); ++i) reps.push_back({m.outputs[i], targets[i]});
-      } catch (const Error&) {  // the target does not type-check here: not an application
-        failures_.add_failure(g, m.vars, m.params);
-        reps.clear();
+      std::optional<std::vector<TensorRef>> targets;
+      if (known && known->nodes) {
+        targets = known->nodes->replay(*scratch, m.vars);
+      } else {
+        try {
+          targets = rules::instantiate(*scratch, rule_.target, bindings(m));
+        } catch (const Error&) {  // the target does not type-check here: not an application
+          memo_.add(g, m.vars, m.params, {true, std::nullopt});
+        }
+        if (targets && !known)
+          memo_.add(g, m.vars, m.params,
+                    {false, Template::record(*scratch, first, m.vars, *targets)});
       }
-      if (!reps.empty())
+      std::optional<double> price;
+      if (targets) {
+        std::vector<Replacement> reps;
+        for (size_t i = 0; i < targets->size(); ++i) reps.push_back({m.outputs[i], (*targets)[i]});
         price = price_application(ix, *scratch, first, reps, m.internal, *pricing, buf);
+      }
       for (NodeId id = first; id < scratch->num_slots(); ++id)
         if (scratch->alive(id)) scratch->remove(id);
       if (!price || !pricing->admit(*price)) continue;
@@ -98,7 +107,7 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
       auto targets = rules::instantiate(rw.graph(), rule_.target, bindings(m));
       for (size_t i = 0; i < targets.size(); ++i) reps.push_back({m.outputs[i], targets[i]});
     } catch (const Error&) {  // the target does not type-check here: not an application
-      failures_.add_failure(g, m.vars, m.params);
+      if (!known) memo_.add(g, m.vars, m.params, {true, std::nullopt});
       continue;
     }
     try {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "opt/pattern.h"
+#include "opt/target_memo.h"
 #include "opt/transform.h"
-#include "opt/type_check_memo.h"
 #include "rules/instantiate.h"
 #include "rules/rule.h"
 
@@ -36,7 +36,7 @@ class RuleTransform : public Transform {
 
   rules::Rule rule_;
   Pattern pattern_;
-  mutable TypeCheckMemo failures_;  // bindings under which the target does not type-check
+  mutable TargetMemo memo_;  // the target's instantiation per kind of binding
 };
 
 }  // namespace graphsub::opt
