@@ -21,6 +21,8 @@ class RuleLibrary {
   // Throws Error for unreadable or malformed rule files and unknown disabled names. Rules
   // that cannot drive a rewrite (e.g. a target parameter the source does not bind) are
   // skipped with a warning through `reporter`.
+  // Rule files are parsed once per process: a file read before (same path, size and
+  // modification time, same axioms) gives the same transforms again, shared.
   RuleLibrary(const RuleLibraryOptions& opts, Reporter& reporter);
 
   std::vector<const Transform*> transforms() const;
@@ -29,7 +31,7 @@ class RuleLibrary {
   size_t skipped() const { return skipped_; }
 
  private:
-  std::vector<std::unique_ptr<Transform>> owned_;
+  std::vector<std::shared_ptr<const Transform>> owned_;
   std::vector<std::string> files_;
   size_t skipped_ = 0;
 };
