@@ -20,8 +20,8 @@ struct PoolTensor {
 };
 
 // The default pool (see docs/benchmarks.md, "Generator"): 2x4 matrices x1..x3, 4x4 weights
-// w1..w3, 2x4x5x5 images i1..i2, 4x4x3x3 kernels k1..k2, 4x4x1x3 kernels e1..e2, one 4x1x3x3
-// depth-wise kernel d1 and one scalar s1.
+// w1..w3, 2x2x5x5 images i1..i2, dense 2x2x3x3 kernels k1..k2 and 2x2x1x3 kernels e1..e2, one
+// 2x1x3x3 depth-wise kernel d1 and one scalar s1.
 std::vector<PoolTensor> default_pool();
 
 // Parses "name:2x4:data,w1:4x4:weight,s:scalar" (a scalar has no shape). Throws Error naming
