@@ -231,25 +231,33 @@ bool Pattern::bind(int p, TensorRef t, State& s, const GraphIndex& ix) const {
 }
 
 bool Pattern::complete(State& s, const GraphIndex& ix) const {
-  std::set<TensorRef> outs;
-  for (int r : roots_)
-    if (!outs.insert(s.tensors[static_cast<size_t>(r)]).second) return false;
+  // Small sorted vectors: this runs for every candidate match of every rule.
+  std::vector<TensorRef> outs;
+  outs.reserve(roots_.size());
+  for (int r : roots_) outs.push_back(s.tensors[static_cast<size_t>(r)]);
+  std::sort(outs.begin(), outs.end());
+  if (std::adjacent_find(outs.begin(), outs.end()) != outs.end()) return false;
   const Graph& g = ix.graph();
   Scope scope{param_vars_, s.params, tensor_vars_, s.vars, s.var_bound, g};
   for (auto& c : constraints_)
     if (!holds(*c, scope)) return false;
   // Operator nodes of the match; sources (weights, constants) are shared, not replaced.
-  std::set<NodeId> internal;
+  std::vector<NodeId> internal;
+  internal.reserve(nodes_.size());
   for (size_t p = 0; p < nodes_.size(); ++p)
     if (!nodes_[p].is_var && !g.node(s.tensors[p].node).is_source())
-      internal.insert(s.tensors[p].node);
+      internal.push_back(s.tensors[p].node);
+  std::sort(internal.begin(), internal.end());
+  internal.erase(std::unique(internal.begin(), internal.end()), internal.end());
+  auto is_out = [&](TensorRef t) { return std::binary_search(outs.begin(), outs.end(), t); };
   for (NodeId m : internal) {
-    for (uint32_t k = 0; k < g.node(m).outputs.size(); ++k) {
-      TensorRef t{m, k};
-      if (outs.count(t)) continue;
-      if (ix.is_graph_output(t)) return false;
-      for (NodeId u : ix.users(t))
-        if (!internal.count(u)) return false;
+    for (uint32_t k = 0; k < g.node(m).outputs.size(); ++k)
+      if (!is_out({m, k}) && ix.is_graph_output({m, k})) return false;
+    // A reader outside the match may only read mapped outputs.
+    for (NodeId u : ix.consumers(m)) {
+      if (std::binary_search(internal.begin(), internal.end(), u)) continue;
+      for (TensorRef r : g.node(u).inputs)
+        if (r.node == m && !is_out(r)) return false;
     }
   }
   return true;
@@ -319,10 +327,10 @@ void Pattern::extend(size_t root, std::vector<State>& states, const GraphIndex& 
     m.vars = s.vars;
     m.params = s.params;
     for (int r : roots_) m.outputs.push_back(s.tensors[static_cast<size_t>(r)]);
-    std::set<NodeId> internal;
     for (size_t p = 0; p < nodes_.size(); ++p)
-      if (!nodes_[p].is_var) internal.insert(s.tensors[p].node);
-    m.internal.assign(internal.begin(), internal.end());
+      if (!nodes_[p].is_var) m.internal.push_back(s.tensors[p].node);
+    std::sort(m.internal.begin(), m.internal.end());
+    m.internal.erase(std::unique(m.internal.begin(), m.internal.end()), m.internal.end());
     out.push_back(std::move(m));
     return;
   }
