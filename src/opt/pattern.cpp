@@ -323,7 +323,6 @@ void Pattern::extend(size_t root, std::vector<State>& states, const GraphIndex& 
   if (root == roots_.size()) {
     if (!complete(s, ix)) return;
     Match m;
-    m.tensors = s.tensors;
     m.vars = s.vars;
     m.params = s.params;
     for (int r : roots_) m.outputs.push_back(s.tensors[static_cast<size_t>(r)]);
@@ -332,6 +331,15 @@ void Pattern::extend(size_t root, std::vector<State>& states, const GraphIndex& 
     std::sort(m.internal.begin(), m.internal.end());
     m.internal.erase(std::unique(m.internal.begin(), m.internal.end()), m.internal.end());
     out.push_back(std::move(m));
+    return;
+  }
+  if (root == 0) {  // nothing fixed yet: every node of the root's operator
+    const PatternNode& pn = nodes_[static_cast<size_t>(roots_[0])];
+    for (NodeId id : ix.nodes_of(pn.op->name)) {
+      if (pn.output >= ix.graph().node(id).outputs.size()) continue;
+      states[1] = s;
+      if (bind(roots_[0], {id, pn.output}, states[1], ix)) extend(1, states, ix, out);
+    }
     return;
   }
   for (TensorRef t : root_candidates(root, s, ix)) {

@@ -27,7 +27,6 @@ struct PatternNode {
 };
 
 struct Match {
-  std::vector<TensorRef> tensors;                 // per pattern node
   std::vector<TensorRef> vars;                    // per tensor variable (tensor_vars())
   std::vector<std::optional<AxiomParam>> params;  // per parameter variable (unset: unbound)
   std::vector<TensorRef> outputs;                 // per source output
