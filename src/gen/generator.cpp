@@ -80,9 +80,6 @@ int num_vars(const Equality& e) {
   return static_cast<int>(variables_of(all).size());
 }
 
-// Proves the equalities `eqs` with the prover, each as a rule in a direction the rule
-// language can state; one outcome each. An equality with no such direction (a variable on
-// both sides' outputs) is not proved.
 // Per-call times of the prover, by verdict kind (for the time report).
 struct CallTimes {
   std::map<std::string, std::vector<double>> ms;
@@ -105,6 +102,9 @@ struct CallTimes {
   }
 };
 
+// Proves the equalities `eqs` with the prover, each as a rule in a direction the rule
+// language can state; one outcome each. An equality with no such direction (a variable on
+// both sides' outputs) is not proved.
 std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const Equality*>& eqs,
                                     uint64_t& calls, CallTimes& times) {
   std::vector<ProofOutcome> out(eqs.size());
