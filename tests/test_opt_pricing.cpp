@@ -14,21 +14,12 @@
 #include "opt/graph_index.h"
 #include "opt/rule_library.h"
 #include "opt/target_memo.h"
+#include "support/overhead_cost.h"
 
 namespace graphsub::opt {
 namespace {
 
-// Deterministic stand-in for a machine: a price per operator plus memory traffic.
-class OverheadCost : public CostModel {
- public:
-  std::string name() const override { return "test"; }
-  std::string assumptions() const override { return "10 per operator + 1 per KB"; }
-
- protected:
-  double config_cost(const OpConfig& c) override {
-    return 10 + op_cost(*c.op, c.attrs, c.in, c.out).bytes / 1e3;
-  }
-};
+using testutil::OverheadCost;
 
 // The whole default library (generated rules, merges, built-ins), loaded once.
 const RuleLibrary& library() {

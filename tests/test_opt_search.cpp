@@ -14,22 +14,12 @@
 #include "opt/rule_transform.h"
 #include "opt/search.h"
 #include "rules/rule_parser.h"
+#include "support/overhead_cost.h"
 
 namespace graphsub::opt {
 namespace {
 
-// Deterministic stand-in for a machine: a fixed price per operator plus memory traffic, so
-// fewer, larger operators are cheaper (what per-operator overhead does on a real machine).
-class OverheadCost : public CostModel {
- public:
-  std::string name() const override { return "test"; }
-  std::string assumptions() const override { return "10 per operator + 1 per KB"; }
-
- protected:
-  double config_cost(const OpConfig& c) override {
-    return 10 + op_cost(*c.op, c.attrs, c.in, c.out).bytes / 1e3;
-  }
-};
+using testutil::OverheadCost;
 
 RuleLibrary library() {
   RuleLibraryOptions o;
