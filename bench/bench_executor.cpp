@@ -21,6 +21,7 @@
 
 #include "exec/reference_executor.h"
 #include "exec_onednn/onednn_executor.h"
+#include "graph_flops.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "models/models.h"
@@ -96,17 +97,7 @@ Graph resnet_stack(int stages) {
   return b.finish();
 }
 
-double graph_flops(const Graph& g) {
-  double f = 0;
-  for (NodeId id : g.topo_order()) {
-    const Node& n = g.node(id);
-    if (n.is_source()) continue;
-    std::vector<TensorType> in;
-    for (auto r : n.inputs) in.push_back(g.type(r));
-    f += op_cost(*n.op, n.attrs, in, n.outputs).flops;
-  }
-  return f;
-}
+using bench::graph_flops;
 
 void bench_stack(bool quick) {
   int stages = quick ? 2 : 4;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exec/reference_executor.h"
+#include "graph_flops.h"
 #include "models/models.h"
 
 namespace {
@@ -29,17 +30,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-double graph_flops(const Graph& g) {
-  double f = 0;
-  for (NodeId id : g.topo_order()) {
-    const Node& n = g.node(id);
-    if (n.is_source()) continue;
-    std::vector<TensorType> in;
-    for (auto r : n.inputs) in.push_back(g.type(r));
-    f += op_cost(*n.op, n.attrs, in, n.outputs).flops;
-  }
-  return f;
-}
+using bench::graph_flops;
 
 }  // namespace
 
@@ -56,6 +47,13 @@ int main(int argc, char** argv) {
   if (names.empty())
     for (auto& n : model_names())
       if (n != "demo") names.push_back(n);
+  for (auto& name : names)
+    if (std::find(model_names().begin(), model_names().end(), name) == model_names().end()) {
+      fmt::print(stderr,
+                 "usage: bench_reference_kernels [--reps N] [MODEL ...]\nunknown model '{}'\n",
+                 name);
+      return 1;
+    }
   fmt::print(
       "| model | operators | GFLOP | wall s | CPU s | GFLOP/s (CPU) "
       "|\n|---|---|---|---|---|---|\n");

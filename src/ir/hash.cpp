@@ -7,7 +7,9 @@
 
 namespace graphsub {
 
-uint64_t hash_bytes(const void* data, size_t n) { return XXH3_64bits(data, n); }
+uint64_t hash_bytes(const void* data, size_t n) {
+  return XXH3_64bits(data, n);
+}
 
 Hasher& Hasher::add(uint64_t v) {
   unsigned char b[8];
@@ -25,14 +27,16 @@ Hasher& Hasher::add(std::string_view s) {
 Hasher& Hasher::add(const AttrValue& v) {
   add(static_cast<uint64_t>(v.index()));
   switch (attr_kind(v)) {
-    case AttrKind::Int: return add(std::get<int64_t>(v));
+    case AttrKind::Int:
+      return add(std::get<int64_t>(v));
     case AttrKind::Float: {
       double d = std::get<double>(v);
       uint64_t bits;
       std::memcpy(&bits, &d, 8);
       return add(bits);
     }
-    case AttrKind::String: return add(std::string_view(std::get<std::string>(v)));
+    case AttrKind::String:
+      return add(std::string_view(std::get<std::string>(v)));
     case AttrKind::Ints: {
       auto& xs = std::get<std::vector<int64_t>>(v);
       add(static_cast<uint64_t>(xs.size()));
@@ -67,20 +71,24 @@ Hasher& Hasher::add(const TensorType& t) {
   return *this;
 }
 
-uint64_t Hasher::digest() const { return XXH3_64bits(buf_.data(), buf_.size()); }
+uint64_t Hasher::digest() const {
+  return XXH3_64bits(buf_.data(), buf_.size());
+}
+
+uint64_t node_hash(const Graph& g, NodeId id, const std::vector<uint64_t>& h) {
+  const Node& n = g.node(id);
+  Hasher x;
+  x.add(std::string_view(n.op->name)).add(n.attrs);
+  if (n.is_source()) x.add(std::string_view(n.name));
+  x.add(static_cast<uint64_t>(n.outputs.size()));
+  for (auto& t : n.outputs) x.add(t);
+  for (auto r : n.inputs) x.add(h[r.node]).add(static_cast<uint64_t>(r.output));
+  return x.digest();
+}
 
 std::vector<uint64_t> node_hashes(const Graph& g) {
   std::vector<uint64_t> h(g.num_slots(), 0);
-  for (NodeId id : g.topo_order()) {
-    const Node& n = g.node(id);
-    Hasher x;
-    x.add(std::string_view(n.op->name)).add(n.attrs);
-    if (n.is_source()) x.add(std::string_view(n.name));
-    x.add(static_cast<uint64_t>(n.outputs.size()));
-    for (auto& t : n.outputs) x.add(t);
-    for (auto r : n.inputs) x.add(h[r.node]).add(static_cast<uint64_t>(r.output));
-    h[id] = x.digest();
-  }
+  for (NodeId id : g.topo_order()) h[id] = node_hash(g, id, h);
   return h;
 }
 

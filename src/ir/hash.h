@@ -27,6 +27,8 @@ class Hasher {
 
 uint64_t hash_bytes(const void* data, size_t n);
 
+// One node's canonical hash from the hashes `h` of its producers (indexed by node id).
+uint64_t node_hash(const Graph& g, NodeId id, const std::vector<uint64_t>& h);
 // node_hashes()[id] for every alive node (0 for holes).
 std::vector<uint64_t> node_hashes(const Graph& g);
 uint64_t structural_hash(const Graph& g);

@@ -36,18 +36,6 @@ bool topological_order(const Graph& g, std::vector<NodeId>& order) {
   return order.size() == g.num_nodes();
 }
 
-// One node's canonical hash, with the same encoding as node_hashes() in src/ir/hash.cpp.
-static uint64_t hash_node(const Graph& g, NodeId id, const std::vector<uint64_t>& h) {
-  const Node& n = g.node(id);
-  Hasher x;
-  x.add(std::string_view(n.op->name)).add(n.attrs);
-  if (n.is_source()) x.add(std::string_view(n.name));
-  x.add(static_cast<uint64_t>(n.outputs.size()));
-  for (auto& t : n.outputs) x.add(t);
-  for (auto r : n.inputs) x.add(h[r.node]).add(static_cast<uint64_t>(r.output));
-  return x.digest();
-}
-
 std::vector<uint64_t> child_node_hashes(const Graph& parent,
                                         const std::vector<uint64_t>& parent_hash,
                                         const Graph& child,
@@ -61,7 +49,7 @@ std::vector<uint64_t> child_node_hashes(const Graph& parent,
     if (same) {
       h[id] = parent_hash[id];
     } else {
-      h[id] = hash_node(child, id, h);
+      h[id] = node_hash(child, id, h);
       changed[id] = id >= parent.num_slots() || !parent.alive(id) || h[id] != parent_hash[id];
     }
   }
