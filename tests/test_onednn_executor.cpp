@@ -588,6 +588,101 @@ TEST(OnednnExecutor, OperatorsAgreeOnBlockedConvOutputs) {
   }
 }
 
+// Merged matmuls (NasRNN-style): a concat of a graph input and an activation feeding a
+// matmul, whose output is split into parts along a contiguous axis. The concat's inputs are
+// written in place and the split parts are views: neither copies at run time.
+TEST(OnednnExecutor, ContiguousConcatAndSplitAreZeroCopy) {
+  GraphBuilder b(true, 21);
+  auto x = b.input("x", {1, 8});
+  auto h = b.tanh(b.input("h", {1, 8}));
+  auto joined = b.concat(1, {x, h});
+  auto y = b.matmul(joined, b.weight("w", {16, 24}));
+  auto parts = b.op_multi("split", {y}, {{"axis", 1}, {"sizes", Ints{8, 16}}});
+  auto halves = b.op_multi("split", {parts[1]}, {{"axis", 1}, {"sizes", Ints{8, 8}}});
+  b.output("a", b.ewadd(b.relu(parts[0]), halves[0]));
+  b.output("b", halves[1]);
+  b.output("j", joined);
+  Graph g = b.finish();
+  auto feeds = random_feeds(g, 3);
+  OnednnExecutor ex(g);
+  for (auto& p : ex.plan()) {
+    if (p.op == "concat" || p.op == "split") {
+      EXPECT_EQ(p.how, "view") << p.op;
+    }
+  }
+  // tanh, matmul, relu, ewadd: nothing for the concat, the splits or the outputs.
+  EXPECT_EQ(ex.num_run_steps(), 4u);
+  auto ref = run_reference(g, feeds);
+  expect_close(ex.run(feeds), ref, "zero-copy concat and split");
+  auto feeds2 = random_feeds(g, 4);
+  expect_close(ex.run(feeds2), run_reference(g, feeds2), "second run, new feeds");
+}
+
+// Where the parts are not contiguous, or the concat cannot take its inputs in place, the data
+// is copied as before, and results agree either way.
+TEST(OnednnExecutor, NonContiguousConcatAndSplitCopy) {
+  GraphBuilder b(true, 22);
+  auto x = b.input("x", {2, 8});
+  auto t = b.tanh(x);
+  auto twice = b.concat(1, {t, t});                    // one tensor twice: copied
+  auto rows = b.concat(1, {b.relu(x), b.sigmoid(x)});  // outer dimension 2: copied
+  auto parts = b.op_multi("split", {b.matmul(rows, b.weight("w", {16, 12}))},
+                          {{"axis", 1}, {"sizes", Ints{4, 8}}});
+  auto cut = b.op_multi("split", {b.input("z", {1, 6, 4})}, {{"axis", 2}, {"sizes", Ints{1, 3}}});
+  b.output("a", b.ewadd(twice, b.input("y", {2, 16})));
+  b.output("b", parts[0]);
+  b.output("c", b.relu(parts[1]));
+  b.output("d", cut[1]);
+  Graph g = b.finish();
+  auto feeds = random_feeds(g, 5);
+  OnednnExecutor ex(g);
+  for (auto& p : ex.plan()) {
+    if (p.op == "concat" || p.op == "split") {
+      EXPECT_NE(p.how, "view") << p.op;
+    }
+  }
+  expect_close(ex.run(feeds), run_reference(g, feeds), "copied concat and split");
+}
+
+// A tensor read by two contiguous concats is placed in the first one only; the second copies
+// it, and the first concat's own output (read by a later concat) is copied as well.
+TEST(OnednnExecutor, TensorInTwoConcatsIsPlacedOnce) {
+  GraphBuilder b(true, 23);
+  auto x = b.input("x", {1, 4, 3});
+  auto t = b.tanh(x);
+  auto first = b.concat(1, {t, b.relu(x)});
+  auto second = b.concat(1, {b.sigmoid(x), t});
+  auto nested = b.concat(1, {first, b.op("exp", {x})});
+  b.output("first", first);
+  b.output("second", second);
+  b.output("nested", nested);
+  b.output("t", t);
+  Graph g = b.finish();
+  auto feeds = random_feeds(g, 6);
+  OnednnExecutor ex(g);
+  std::vector<std::string> concat_plans;
+  for (auto& p : ex.plan())
+    if (p.op == "concat") concat_plans.push_back(p.how);
+  ASSERT_EQ(concat_plans.size(), 3u);
+  EXPECT_EQ(concat_plans[0], "view");
+  EXPECT_NE(concat_plans[1], "view");
+  EXPECT_NE(concat_plans[2], "view");
+  expect_close(ex.run(feeds), run_reference(g, feeds), "tensor in two concats");
+  OnednnExecutor unfolded(g, {.fold_constants = false});
+  expect_close(unfolded.run(feeds), run_reference(g, feeds), "unfolded");
+}
+
+TEST(OnednnExecutor, ContiguousSlicesPredicate) {
+  EXPECT_TRUE(onednn_slices_are_contiguous({1, 512}, 1));
+  EXPECT_TRUE(onednn_slices_are_contiguous({1, 512}, -1));
+  EXPECT_TRUE(onednn_slices_are_contiguous({6, 512}, 0));
+  EXPECT_TRUE(onednn_slices_are_contiguous({1, 1, 4, 4}, 2));
+  EXPECT_FALSE(onednn_slices_are_contiguous({2, 512}, 1));
+  EXPECT_FALSE(onednn_slices_are_contiguous({1, 2, 4}, 2));
+  EXPECT_FALSE(onednn_slices_are_contiguous({}, 0));
+  EXPECT_FALSE(onednn_slices_are_contiguous({1, 4}, 2));
+}
+
 TEST(OnednnExecutor, EmptyTensorsRun) {
   GraphBuilder b(true, 1);
   auto x = b.input("x", {2, 0, 3});

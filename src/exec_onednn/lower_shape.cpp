@@ -1,5 +1,6 @@
-// Data movement: concat (oneDNN concat, inputs in any layout), split (reorders from
-// sub-memory views), reshape and flatten (zero-copy views of row-major data).
+// Data movement: concat (nothing when its producers wrote in place, else a oneDNN concat of
+// inputs in any layout), split (zero-copy views where the parts are contiguous, else reorders
+// from sub-memory views), reshape and flatten (zero-copy views of row-major data).
 #include "exec_onednn/lower_ops.h"
 #include "ops/kernel_util.h"
 
@@ -9,6 +10,10 @@ std::string lower_concat(Lowering& L) {
   int64_t rank = L.in_type(0).rank();
   if (rank == 0) throw NotLowered{"concat of scalars"};
   int axis = static_cast<int>(norm_axis("concat", L.attrs().i("axis"), rank));
+  if (memory joined = L.concat_in_place()) {
+    L.out_alias(0, joined);
+    return "view";
+  }
   std::vector<memory> srcs;
   std::vector<memory::desc> mds;
   for (size_t i = 0; i < L.num_inputs(); ++i) {
@@ -32,6 +37,20 @@ std::string lower_split(Lowering& L) {
   if (rank == 0) throw NotLowered{"split of a scalar"};
   size_t axis = static_cast<size_t>(norm_axis("split", L.attrs().i("axis"), rank));
   memory src = L.in_plain(0);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= in[d];
+  for (size_t d = axis + 1; d < in.size(); ++d) inner *= in[d];
+  if (outer == 1) {  // each part is a contiguous range of the input: a view, no copy
+    int64_t start = 0;
+    for (size_t i = 0; i < L.node().outputs.size(); ++i) {
+      const Shape& part = L.out_type(i).shape;
+      L.out_alias(
+          i, L.view(src, plain_desc(part), static_cast<size_t>(start * inner) * sizeof(float)));
+      start += part[axis];
+    }
+    if (start != in[axis]) throw NotLowered{"split parts do not cover the input"};
+    return "view";
+  }
   memory::desc whole = src.get_desc();
   int64_t offset = 0;
   for (size_t i = 0; i < L.node().outputs.size(); ++i) {

@@ -6,11 +6,70 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "ops/kernel_util.h"
 
 namespace graphsub::onednn {
 
 Lowering::Lowering(const Graph& g, dnnl::engine& eng, dnnl::stream& strm, bool fold_constants)
-    : g_(g), eng_(eng), strm_(strm), fold_(fold_constants), values_(g.num_slots()) {}
+    : g_(g), eng_(eng), strm_(strm), fold_(fold_constants), values_(g.num_slots()) {
+  plan_placements();
+}
+
+// A concat along an axis whose outer dimensions are all 1 joins its inputs as consecutive
+// byte ranges of its output. Each input can then be written there by its producer, and the
+// concat costs nothing at run time. A tensor is placed in at most one concat (the first in
+// topological order); a concat reading one tensor twice, or an empty one, copies as usual.
+void Lowering::plan_placements() {
+  for (NodeId id : g_.topo_order()) {
+    const Node& n = g_.node(id);
+    if (n.op->name != "concat" || n.inputs.empty()) continue;
+    const Shape& out = n.outputs.at(0).shape;
+    if (out.empty() || numel(out) == 0) continue;
+    int64_t rank = static_cast<int64_t>(out.size());
+    size_t axis = static_cast<size_t>(norm_axis("concat", n.attrs.i("axis"), rank));
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= out[d];
+    for (size_t d = axis + 1; d < out.size(); ++d) inner *= out[d];
+    if (outer != 1) continue;
+    std::vector<TensorRef> seen;
+    bool ok = true;
+    for (auto r : n.inputs) {
+      if (places_.count(r) || std::find(seen.begin(), seen.end(), r) != seen.end() ||
+          g_.type(r).numel() == 0 || g_.type(r).shape.size() != out.size())
+        ok = false;
+      seen.push_back(r);
+    }
+    if (!ok) continue;
+    size_t offset = 0;
+    for (auto r : n.inputs) {
+      places_[r] = Place{id, offset};
+      offset += static_cast<size_t>(g_.type(r).shape[axis] * inner) * sizeof(float);
+    }
+  }
+}
+
+memory Lowering::placed(TensorRef r, const memory::desc& md) {
+  auto it = places_.find(r);
+  if (it == places_.end() || md != plain_desc(g_.type(r).shape)) return {};
+  memory& buf = concat_buffers_[it->second.concat];
+  if (!buf) buf = allocate(plain_desc(g_.node(it->second.concat).outputs.at(0).shape));
+  return view(buf, md, it->second.byte_offset);
+}
+
+memory Lowering::concat_in_place() {
+  auto buf = concat_buffers_.find(node_);
+  if (buf == concat_buffers_.end()) return {};
+  auto* base = static_cast<char*>(buf->second.get_data_handle());
+  for (auto r : node().inputs) {
+    auto p = places_.find(r);
+    if (p == places_.end() || p->second.concat != node_) return {};
+    const memory& m = value(r).mem;
+    if (m.get_data_handle() != base + p->second.byte_offset ||
+        m.get_desc() != plain_desc(g_.type(r).shape))
+      return {};
+  }
+  return buf->second;
+}
 
 memory Lowering::allocate(const memory::desc& md) {
   buffers_.emplace_back(md, eng_);
@@ -18,13 +77,17 @@ memory Lowering::allocate(const memory::desc& md) {
 }
 
 memory Lowering::define_runtime_source(NodeId id) {
-  memory m = allocate(plain_desc(g_.node(id).outputs[0].shape));
+  memory::desc md = plain_desc(g_.node(id).outputs[0].shape);
+  memory m = placed({id, 0}, md);
+  if (!m) m = allocate(md);
   values_[id] = {Value{m, false, {}}};
   return m;
 }
 
 void Lowering::define_constant_source(NodeId id, const std::vector<float>& data) {
-  memory m = allocate(plain_desc(g_.node(id).outputs[0].shape));
+  memory::desc md = plain_desc(g_.node(id).outputs[0].shape);
+  memory m = placed({id, 0}, md);
+  if (!m) m = allocate(md);
   std::memcpy(m.get_data_handle(), data.data(), data.size() * sizeof(float));
   values_[id] = {Value{m, true, {}}};
 }
@@ -73,8 +136,8 @@ memory Lowering::in(size_t i, const memory::desc& want) {
   return convert(r, want, node_, value(r).constant);
 }
 
-memory Lowering::view(const memory& m, const memory::desc& md) {
-  return memory(md, eng_, m.get_data_handle());
+memory Lowering::view(const memory& m, const memory::desc& md, size_t byte_offset) {
+  return memory(md, eng_, static_cast<char*>(m.get_data_handle()) + byte_offset);
 }
 
 memory Lowering::convert(TensorRef r, const memory::desc& want, NodeId owner, bool constant) {
@@ -109,7 +172,8 @@ memory Lowering::convert(TensorRef r, const memory::desc& want, NodeId owner, bo
 }
 
 memory Lowering::out(size_t i, const memory::desc& md) {
-  memory m = allocate(md);
+  memory m = placed({node_, static_cast<uint32_t>(i)}, md);
+  if (!m) m = allocate(md);
   out_alias(i, m);
   return m;
 }

@@ -6,6 +6,7 @@
 // reordered at compile time); the others are recorded and run on every execution.
 #include <dnnl.hpp>
 #include <functional>
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,13 +65,20 @@ class Lowering {
   // reinterpreted with those dims first.
   memory in(size_t i, const memory::desc& want);
   memory in_plain(size_t i) { return in(i, plain_desc(in_type(i).shape)); }
-  // A view of plain memory `m` with another descriptor (same buffer, no copy).
-  memory view(const memory& m, const memory::desc& md);
+  // A view of plain memory `m` with another descriptor (same buffer, no copy), starting
+  // `byte_offset` bytes into it.
+  memory view(const memory& m, const memory::desc& md, size_t byte_offset = 0);
 
   // Output i: newly allocated with layout md, or an existing memory (a zero-copy view).
+  // A plain output that a later concat joins along a contiguous axis is written straight
+  // into its place in that concat's buffer (see concat_in_place).
   memory out(size_t i, const memory::desc& md);
   void out_alias(size_t i, const memory& m);
   memory out_plain(size_t i) { return out(i, plain_desc(out_type(i).shape)); }
+
+  // The current node is a concat whose inputs were all written in place into its buffer:
+  // its output is that buffer, and nothing runs. Null when some input is elsewhere.
+  memory concat_in_place();
 
   // Adds run-time work for the current node (or runs it now when the node folds).
   void primitive(dnnl::primitive p, std::unordered_map<int, memory> args);
@@ -89,6 +97,15 @@ class Lowering {
   memory convert(TensorRef r, const memory::desc& want, NodeId owner, bool constant);
   void add_step(Step s, bool run_now);
   memory allocate(const memory::desc& md);
+  // Where tensor r is to be written inside a concat's buffer (a view), or null.
+  memory placed(TensorRef r, const memory::desc& md);
+  void plan_placements();
+
+  // A tensor's place in the output of a concat that reads it: the concat and a byte offset.
+  struct Place {
+    NodeId concat = 0;
+    size_t byte_offset = 0;
+  };
 
   const Graph& g_;
   dnnl::engine& eng_;
@@ -97,6 +114,8 @@ class Lowering {
   std::vector<std::vector<Value>> values_;  // [node][output]
   std::vector<Step> steps_;
   std::vector<memory> buffers_;
+  std::map<TensorRef, Place> places_;
+  std::map<NodeId, memory> concat_buffers_;  // allocated when the first part is placed
 
   // Current node and what it has added so far (for rollback).
   NodeId node_ = 0;

@@ -243,6 +243,15 @@ size_t OnednnExecutor::num_run_steps() const {
   return impl_->steps.size();
 }
 
+bool onednn_slices_are_contiguous(const Shape& shape, int64_t axis) {
+  int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank == 0 || axis < -rank || axis >= rank) return false;
+  if (axis < 0) axis += rank;
+  for (int64_t d = 0; d < axis; ++d)
+    if (shape[static_cast<size_t>(d)] != 1) return false;
+  return true;
+}
+
 std::string onednn_cpu_isa() {
   switch (dnnl::get_effective_cpu_isa()) {
     case dnnl::cpu_isa::sse41:

@@ -68,6 +68,13 @@ class OnednnExecutor {
   std::unique_ptr<Impl> impl_;
 };
 
+// True when the slices of a tensor of this shape along `axis` are contiguous byte ranges (all
+// dimensions before the axis are 1). The executor then runs a split along that axis as
+// zero-copy views, and a concat along it as nothing at all when its inputs' producers write
+// plain row-major outputs (they write straight into the concatenated buffer). Cost models
+// use this to price such data movement as free.
+bool onednn_slices_are_contiguous(const Shape& shape, int64_t axis);
+
 // The instruction set oneDNN dispatches to on this machine, e.g. "avx512_core_bf16".
 std::string onednn_cpu_isa();
 
