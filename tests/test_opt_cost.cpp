@@ -132,13 +132,58 @@ TEST(OptCost, UnreadableTableIsIgnoredWithAWarning) {
 TEST(OptCost, CachedMachineProfileIsReadBack) {
   std::string dir = temp_dir("machine");
   auto path = std::filesystem::path(dir) / ("machine-" + cpu_tag(1) + ".json");
-  std::ofstream(path) << R"({"cpu":"X","isa":"Y","threads":1,"peak_gflops":12.5,)"
-                      << R"("bandwidth_gbs":3.5,"op_overhead_us":0.25})";
+  std::ofstream(path) << R"({"version":2,"cpu":"X","isa":"Y","threads":1,"peak_gflops":12.5,)"
+                      << R"("bandwidth_gbs":3.5,"op_overhead_us":0.25,"gemm_overhead_us":1.5})";
   MachineProfile p = cached_machine_profile(dir, 1, null_reporter());
   EXPECT_EQ(p.cpu, "X");
   EXPECT_DOUBLE_EQ(p.peak_gflops, 12.5);
   EXPECT_DOUBLE_EQ(p.bandwidth_gbs, 3.5);
   EXPECT_NE(p.str().find("12.5 GFLOP/s"), std::string::npos);
+  EXPECT_DOUBLE_EQ(p.overhead_us(true), 1.5);
+  EXPECT_DOUBLE_EQ(p.overhead_us(false), 0.25);
+}
+
+TEST(OptCost, GemmOverheadAppliesToMatmulAndConvOnly) {
+  MachineProfile m = fixed_machine();
+  m.gemm_overhead_us = 7;
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16});
+  auto y = b.matmul(x, b.weight("w", {16, 16}));
+  b.output("y", b.relu(y));
+  Graph g = b.finish();
+  auto constant = constant_nodes(g);
+  AnalyticCostModel plain(fixed_machine()), gemm(m);
+  NodeId relu = g.outputs()[0].ref.node;
+  EXPECT_NEAR(gemm.node_cost(g, y.node, constant) - plain.node_cost(g, y.node, constant), 5, 1e-9);
+  EXPECT_DOUBLE_EQ(gemm.node_cost(g, relu, constant), plain.node_cost(g, relu, constant));
+}
+
+// Splits and concats the fast executor runs as views (row-major data, contiguous slices) cost
+// nothing; others are priced as copies.
+TEST(OptCost, ViewsOfTheFastExecutorAreFree) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 64});
+  auto joined = b.concat(1, {b.relu(x), b.tanh(x)});       // contiguous: in place
+  auto rows = b.concat(0, {b.input("r", {2, 64}), x});     // axis 0: contiguous
+  auto cols = b.concat(1, {b.input("c", {3, 64}), rows});  // outer dim 3: copied
+  auto img = b.concat(1, {b.input("i", {1, 4, 8, 8}), b.input("j", {1, 4, 8, 8})});  // image
+  auto parts =
+      b.op_multi("split", {joined}, {{"axis", 1}, {"sizes", std::vector<int64_t>{32, 96}}});
+  auto cut = b.op_multi("split", {cols}, {{"axis", 1}, {"sizes", std::vector<int64_t>{64, 64}}});
+  b.output("a", parts[0]);
+  b.output("b", parts[1]);
+  b.output("c", cut[0]);
+  b.output("d", cut[1]);
+  b.output("e", img);
+  Graph g = b.finish();
+  auto constant = constant_nodes(g);
+  AnalyticCostModel m(fixed_machine());
+  EXPECT_EQ(m.node_cost(g, joined.node, constant), 0);
+  EXPECT_EQ(m.node_cost(g, rows.node, constant), 0);
+  EXPECT_EQ(m.node_cost(g, parts[0].node, constant), 0);
+  EXPECT_GT(m.node_cost(g, cols.node, constant), 2);
+  EXPECT_GT(m.node_cost(g, cut[0].node, constant), 2);
+  EXPECT_GT(m.node_cost(g, img.node, constant), 2);
 }
 
 TEST(OptCost, CalibrationRecoversKnownCoefficients) {

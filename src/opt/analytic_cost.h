@@ -1,12 +1,17 @@
 #pragma once
 // Analytic cost model: each operator takes the longer of its arithmetic at the machine's peak
 // rate and its memory traffic at the machine's bandwidth (a roofline), plus the fixed cost of
-// running one operator. FLOPs and bytes come from the operator's own cost function (OpDef).
-// Deterministic for a given MachineProfile.
+// running one operator (larger for GEMM primitives). FLOPs and bytes come from the operator's
+// own cost function (OpDef). Data movement the fast executor does without copying costs
+// nothing: reshape and flatten, and split and concat along a contiguous axis (views, see
+// onednn_slices_are_contiguous). Deterministic for a given MachineProfile.
 #include "opt/cost_model.h"
 #include "opt/machine_profile.h"
 
 namespace graphsub::opt {
+
+// True when the fast executor runs this configuration as a zero-copy view (no work at all).
+bool runs_as_view(const OpConfig& c);
 
 class AnalyticCostModel : public CostModel {
  public:

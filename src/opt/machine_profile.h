@@ -1,7 +1,9 @@
 #pragma once
 // What the analytic cost model knows of the machine: its measured peak arithmetic rate (a
 // large matmul on the fast executor, i.e. what real kernels reach), its memory bandwidth (a
-// copy of buffers far larger than the caches), and the fixed cost of running one operator.
+// copy of buffers far larger than the caches), and the fixed cost of running one operator,
+// for element-wise and similar primitives and for GEMM-based ones (matmul, conv), each taken
+// from end-to-end runs of long chains of tiny operators on the fast executor.
 // Measuring takes about a second; the result is cached per CPU model so that later runs (and
 // their search results) are reproducible.
 #include <string>
@@ -17,8 +19,16 @@ struct MachineProfile {
   double peak_gflops = 0;     // FP32, all threads
   double bandwidth_gbs = 0;   // bytes read + written per second
   double op_overhead_us = 0;  // per operator executed
+  // Per matmul or conv executed (0: op_overhead_us). A GEMM primitive dispatches more work per
+  // call than an element-wise one.
+  double gemm_overhead_us = 0;
 
-  std::string str() const;  // "AMD EPYC (2 threads, avx2): 60.1 GFLOP/s, 9.8 GB/s, 2.1 us/op"
+  double overhead_us(bool gemm) const {
+    return gemm && gemm_overhead_us > 0 ? gemm_overhead_us : op_overhead_us;
+  }
+
+  // "AMD EPYC (2 threads, avx2): 60.1 GFLOP/s, 9.8 GB/s, 2.1 us/op, 4.0 us/GEMM"
+  std::string str() const;
 };
 
 std::string cpu_model_name();
