@@ -5,6 +5,7 @@
 #include "exec/reference_executor.h"
 #include "ir/error.h"
 #include "rules/conditions.h"
+#include "rules/instances.h"
 #include "rules/instantiate.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
@@ -292,6 +293,46 @@ TEST(InferTermType, AgreesWithInstantiation) {
   EXPECT_EQ(g.type(instantiate(g, t, b)), ty);
   tb.tensors["w"].shape = {6, 3, 3, 3};  // 4 channels do not split into groups of 3
   EXPECT_THROW(infer_term_type(t, tb), Error);
+}
+
+}  // namespace
+}  // namespace graphsub::rules
+
+namespace graphsub::rules {
+namespace {
+
+// sample_instances picks from the instances for_each_instance visits: the first, the last and
+// evenly spaced ones between, each with the same types.
+TEST(Instances, SamplesSpreadEvenlyOverTheEnumeration) {
+  RuleSet ax = load_rules(kAxioms);
+  RuleSet s = parse_rules(
+      "(rule m (source (matmul none ?x (concat 1 ?y ?z))) (target (concat 1 (matmul none ?x ?y) "
+      "(matmul none ?x ?z))))",
+      "t.rules", &ax);
+  const Rule& r = s.rules[0];
+  ShapeSpace space;
+  space.ranks = {2};
+  space.dims = {1, 2, 3};
+  Candidates cands = candidate_types(r, space);
+  std::vector<Instance> all;
+  for_each_instance(r, {}, cands, [&](const Instance& in) {
+    all.push_back(in);
+    return true;
+  });
+  ASSERT_GE(all.size(), 10u);
+  for (size_t k : {size_t{1}, size_t{2}, size_t{5}, all.size() + 3}) {
+    std::vector<Instance> got = sample_instances(r, {}, cands, k);
+    size_t n = std::min(k, all.size());
+    ASSERT_EQ(got.size(), n) << k;
+    for (size_t i = 0; i < n; ++i) {
+      const Instance& want = all[n == 1 ? 0 : i * (all.size() - 1) / (n - 1)];
+      EXPECT_EQ(instance_str(got[i]), instance_str(want)) << k << " " << i;
+    }
+  }
+  // Only the first `limit` instances are sampled from.
+  std::vector<Instance> first = sample_instances(r, {}, cands, 2, 3);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(instance_str(first[1]), instance_str(all[2]));
 }
 
 }  // namespace

@@ -153,6 +153,64 @@ TEST(Verifier, VerdictsDoNotDependOnThreads) {
   }
 }
 
+// Well-typed only where the image is at least 5 wide (a stride-2 conv keeps 3 of 5, a 3-wide
+// valid pooling needs 3): outside the axioms' shape space (dimensions up to 4).
+const char* kOnlyAtFive =
+    "(rule five (source (poolavg 3 1 valid (conv 2 same none ?x ?w))) (target (poolavg 3 2 "
+    "valid (conv 2 same none ?x ?w))))";
+
+TEST(Verifier, FallbackTypesGiveAnInstanceOutsideTheShapeSpace) {
+  rules::RuleSet ax = axioms();
+  rules::RuleSet set = rules::parse_rules(kOnlyAtFive, "t.rules", &ax);
+  RuleVerdict plain = Verifier(ax, options()).verify(set.rules[0]);
+  EXPECT_EQ(plain.verdict, Verdict::Invalid) << plain.reason;
+  VerifyOptions o = options();
+  o.fallback_types = {TensorType{.shape = {4, 4}}, TensorType{.shape = {2, 2, 5, 5}},
+                      TensorType{.shape = {2, 2, 3, 3}}};
+  RuleVerdict with = Verifier(ax, o).verify(set.rules[0]);
+  EXPECT_NE(with.verdict, Verdict::Invalid) << with.reason;
+  EXPECT_GT(with.tested, 0u);
+  // Still no proof: a stride-2 and a stride-1 pooling agree on this one size only.
+  EXPECT_FALSE(with.proved());
+}
+
+TEST(Verifier, ReusedContextsGiveTheSameVerdictsInAnyOrder) {
+  rules::RuleSet ax = axioms();
+  rules::RuleSet f = rules::load_rules(kSrc + "/tests/rules/false.rules", &ax);
+  rules::RuleSet t = rules::load_rules(kSrc + "/tests/rules/true.rules", &ax);
+  std::vector<rules::Rule> mixed;
+  for (size_t i = 0; i < 6; ++i) {
+    mixed.push_back(f.rules[i]);
+    mixed.push_back(t.rules[i]);
+  }
+  rules::RuleSet unknown = rules::parse_rules(
+      "(rule unknown (source (concat 0 (concat 2 ?a ?b) (concat 2 ?b ?a))) (target (concat 2 "
+      "(concat 0 ?a ?b) (concat 0 ?b ?a))))",
+      "t.rules", &ax);
+  mixed.push_back(unknown.rules[0]);
+  VerifyOptions fresh = options(), reuse = options();
+  fresh.threads = reuse.threads = 1;
+  fresh.numeric_test = reuse.numeric_test = false;  // the solver decides every one
+  reuse.reuse_context = true;
+  auto a = Verifier(ax, fresh).verify_all(mixed);
+  std::vector<rules::Rule> reversed(mixed.rbegin(), mixed.rend());
+  Verifier v(ax, reuse);
+  auto b = v.verify_all(reversed);
+  auto c = v.verify_all(mixed);  // the same contexts again, other order
+  ASSERT_EQ(a.size(), b.size());
+  size_t proved = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const RuleVerdict& rb = b[a.size() - 1 - i];
+    EXPECT_EQ(a[i].name, rb.name);
+    EXPECT_EQ(a[i].verdict, rb.verdict) << a[i].name;
+    EXPECT_EQ(a[i].reason, rb.reason) << a[i].name;
+    EXPECT_EQ(a[i].verdict, c[i].verdict) << a[i].name;
+    EXPECT_EQ(a[i].reason, c[i].reason) << a[i].name;
+    proved += a[i].proved();
+  }
+  EXPECT_EQ(proved, 6u);
+}
+
 std::pair<int, std::string> run(const std::string& args) {
   std::string cmd = std::string(GRAPHSUB_BINARY_DIR) + "/graphsub --quiet " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

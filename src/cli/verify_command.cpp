@@ -17,7 +17,7 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
   static std::string file, axioms_path;
   static unsigned timeout_ms = 10000;
   static int threads = 0;
-  static bool no_numeric = false, times = false;
+  static bool no_numeric = false, times = false, reuse_context = false;
   cmd->add_option("file", file, "rule file (rules/*.rules)")->required();
   cmd->add_option("--axioms", axioms_path, "axioms file (default: specs/operators.axioms)");
   cmd->add_option("--timeout-ms", timeout_ms, "time limit per rule in milliseconds")
@@ -27,6 +27,8 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
                   "Z3 resource limit per output, deterministic unlike the time limit (0: none)");
   cmd->add_option("--threads", threads, "worker threads (default: all cores)");
   cmd->add_flag("--no-numeric", no_numeric, "skip the numerical test before the solver");
+  cmd->add_flag("--reuse-context", reuse_context,
+                "one Z3 context per thread with the axioms encoded once (a fresh solver per rule)");
   cmd->add_flag("--times", times, "print the time of each rule (output then varies run to run)");
   cmd->callback([&flags] {
     std::string ax = axioms_path.empty() ? rules::default_axioms_path() : axioms_path;
@@ -37,6 +39,7 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
     opts.rlimit = rlimit;
     opts.threads = threads;
     opts.numeric_test = !no_numeric;
+    opts.reuse_context = reuse_context;
     verify::Verifier verifier(std::move(axioms), opts);
     TerminalReporter rep(flags.quiet);
     auto verdicts = verifier.verify_all(set.rules, rep);

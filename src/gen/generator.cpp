@@ -70,6 +70,9 @@ struct RuleClass {
   std::vector<rules::TermPtr> dense;  // density conditions that held in all its candidates
   bool conditional = false;           // proved only under `dense` (false in general)
   std::string reason;
+  // When Failed: the class whose own proof failed (itself, or the more general form that made
+  // trying this one pointless) and that proof's reason.
+  std::string failed_key, failed_reason;
   // Holds for every instance, so its renaming instances hold too.
   bool holds_always() const { return (state == Proved || state == Implied) && !conditional; }
 };
@@ -78,6 +81,25 @@ int num_vars(const Equality& e) {
   std::vector<rules::TermPtr> all = e.lhs;
   all.insert(all.end(), e.rhs.begin(), e.rhs.end());
   return static_cast<int>(variables_of(all).size());
+}
+
+// Marks `c` failed without a call because its more general form `g` (a class that passed the
+// float re-test) was not proved: `c` follows from `g` where `g` holds, and fails for the
+// same reason almost always (TASO prunes before it verifies).
+void skip_for(RuleClass& c, const RuleClass& g) {
+  c.state = RuleClass::Failed;
+  c.failed_key = g.failed_key;
+  c.failed_reason = g.failed_reason;
+  c.reason = fmt::format("not tried: its more general form {} was not proved ({})", g.failed_key,
+                         g.failed_reason);
+}
+
+// True when a failure of the more general class `g` settles the class `c`. Not when `c` has
+// dense-conv conditions to be retried under that `g` lacks (it may hold under them), nor when
+// `g` got no verdict from the prover (not expressible as a rule).
+bool failure_carries_over(const RuleClass& c, const RuleClass& g) {
+  return g.state == RuleClass::Failed && !g.failed_key.empty() &&
+         (c.dense.empty() || !g.dense.empty());
 }
 
 // Per-call times of the prover, by verdict kind (for the time report).
@@ -102,6 +124,10 @@ struct CallTimes {
   }
 };
 
+// The kind of outcome of an equality that was not sent to the prover: no direction of it is
+// a rule.
+constexpr const char* kNotExpressible = "not expressible";
+
 // Proves the equalities `eqs` with the prover, each as a rule in a direction the rule
 // language can state; one outcome each. An equality with no such direction (a variable on
 // both sides' outputs) is not proved.
@@ -115,6 +141,7 @@ std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const
     bool fwd = usable_direction(e.lhs, e.rhs);
     if (!fwd && !usable_direction(e.rhs, e.lhs)) {
       out[i].reason = "not expressible as a rule (a bare variable or unbound variable either way)";
+      out[i].kind = kNotExpressible;
       continue;
     }
     batch.push_back(to_rule(e, fmt::format("c{}", i), !fwd));
@@ -197,7 +224,9 @@ class Pruner {
         todo.push_back(&e);
         keys.push_back(k);
       }
+      uint64_t before = calls_;
       std::vector<ProofOutcome> out = prove(todo);
+      generalization_calls_ += calls_ - before;
       for (size_t i = 0; i < keys.size(); ++i) {
         mark(eqs_.at(keys[i]), out[i].proved, false);
         if (out[i].proved) ++generalizations_proved_;
@@ -219,6 +248,8 @@ class Pruner {
     return n;
   }
   void note_class(const std::string& key) { classes_.insert(key); }
+  // Calls made to decide generalizations (the rest are for classes and lifted rules).
+  uint64_t generalization_calls() const { return generalization_calls_; }
 
  private:
   void resolve_generalizations_keys(const std::set<std::string>& keys) {
@@ -238,7 +269,9 @@ class Pruner {
       todo.push_back(&e);
       ks.push_back(k);
     }
+    uint64_t before = calls_;
     std::vector<ProofOutcome> out = prove(todo);
+    generalization_calls_ += calls_ - before;
     for (size_t i = 0; i < ks.size(); ++i) {
       mark(eqs_.at(ks[i]), out[i].proved, false);
       if (out[i].proved) ++generalizations_proved_;
@@ -253,6 +286,7 @@ class Pruner {
   std::map<std::string, std::vector<std::string>> gens_;
   std::set<std::string> redundant_, classes_;
   uint64_t generalizations_proved_ = 0;
+  uint64_t generalization_calls_ = 0;
 };
 
 }  // namespace
@@ -287,6 +321,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   t0 = Clock::now();
   Classified cl = classify_candidates(space, en, buckets, opts.threads, opts.tolerance, rep);
   std::vector<GraphRecord>().swap(en.records);
+  std::vector<GraphRecord>().swap(en.small);
   std::vector<Bucket>().swap(buckets);
   res.stages.push_back({"candidate pairs", cl.pairs, 0});
   rep.info(fmt::format("{:<32} {:>12}", "candidate pairs", cl.pairs));
@@ -320,7 +355,11 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   // when one of its common-subgraph generalizations holds (it is then also redundant).
   t0 = Clock::now();
   Pruner pr(prove, res.verifier_calls);
-  for (auto& c : classes) pr.note_class(c.eq.key);
+  std::map<std::string, size_t> class_of_key;
+  for (size_t i = 0; i < classes.size(); ++i) {
+    pr.note_class(classes[i].eq.key);
+    class_of_key.emplace(classes[i].eq.key, i);
+  }
 
   // Lifted rules first, most general first: a proven one implies all its classes.
   std::vector<Lift> lifts;
@@ -423,6 +462,24 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
             continue;
           }
         }
+        if (pr.has_valid_generalization(c.eq)) continue;  // implied below
+        // Prune before proving: a more general form that is a class and was not proved.
+        const RuleClass* failed = nullptr;
+        for (int g = c.general; g >= 0 && !failed; g = classes[static_cast<size_t>(g)].general)
+          if (failure_carries_over(c, classes[static_cast<size_t>(g)]))
+            failed = &classes[static_cast<size_t>(g)];
+        for (auto& k : pr.generalizations(c.eq)) {
+          if (failed) break;
+          auto it = class_of_key.find(k);
+          if (it != class_of_key.end() && failure_carries_over(c, classes[it->second]))
+            failed = &classes[it->second];
+        }
+        if (failed) {
+          skip_for(c, *failed);
+          ++res.not_tried;
+          pr.mark(c.eq, false, false);
+          continue;
+        }
         gen_of.push_back(&c.eq);
       }
       pr.resolve_generalizations(gen_of);
@@ -471,6 +528,11 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         bool proved = out[k].proved || c.conditional;
         c.state = proved ? RuleClass::Proved : RuleClass::Failed;
         c.reason = out[k].reason;
+        // A prover verdict (not "not expressible": an instance may be expressible).
+        if (!proved && out[k].kind != kNotExpressible) {
+          c.failed_key = c.eq.key;
+          c.failed_reason = c.reason;
+        }
         pr.mark(c.eq, out[k].proved, false);
       }
     }
@@ -481,6 +543,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     if (c.state == RuleClass::Proved || c.state == RuleClass::Implied) proved_pairs += c.pairs;
   stage("proved", proved_pairs, t0);
   res.prover_times = pr.times();
+  res.generalization_calls = pr.generalization_calls();
   for (auto& c : classes)
     if (c.state == RuleClass::Failed) res.unproved.push_back({c.eq, c.reason});
 

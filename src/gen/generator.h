@@ -65,12 +65,16 @@ struct GeneratorResult {
   std::vector<StageCount> stages;  // in pipeline order
   std::vector<Equality> rules;     // proven, pruned, canonical, sorted by key
   std::vector<UnprovedRule> unproved;
-  uint64_t graphs = 0;          // enumerated (connected graphs, bare variables excluded)
-  uint64_t verifier_calls = 0;  // rules sent to the prover (candidates and generalizations)
-  uint64_t implied = 0;         // candidate classes proved as instances of proven ones
-  uint64_t generalized = 0;     // more general rules found by common-subgraph pruning
-  uint64_t lifted = 0;          // rules with parameter variables in the library
-  uint64_t conditional = 0;     // classes false in general, proved under dense-conv conditions
+  uint64_t graphs = 0;                // enumerated (connected graphs, bare variables excluded)
+  uint64_t verifier_calls = 0;        // rules sent to the prover (candidates and generalizations)
+  uint64_t generalization_calls = 0;  // of which for common-subgraph generalizations
+  uint64_t implied = 0;               // candidate classes proved as instances of proven ones
+  // Candidate classes not sent to the prover because a more general form of theirs (a class
+  // that passed the float re-test) was not proved; reported as unproved.
+  uint64_t not_tried = 0;
+  uint64_t generalized = 0;  // more general rules found by common-subgraph pruning
+  uint64_t lifted = 0;       // rules with parameter variables in the library
+  uint64_t conditional = 0;  // classes false in general, proved under dense-conv conditions
   std::map<std::string, ProverTimes> prover_times;  // by verdict kind
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;

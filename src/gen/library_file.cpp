@@ -57,6 +57,11 @@ std::string unproved_text(const GeneratorResult& r, const LibraryInfo& info) {
       ";\n; {} candidate rules (classes up to renaming) passed the numerical re-test but\n"
       "; were not proved; none of them is in the library.\n",
       r.unproved.size());
+  if (r.not_tried > 0)
+    text += fmt::format(
+        "; {} of them were not sent to the prover: a more general form of theirs (a class\n"
+        "; that passed the re-test too) was not proved, and each names it.\n",
+        r.not_tried);
   for (size_t i = 0; i < r.unproved.size(); ++i) {
     rules::Rule rule = to_rule(r.unproved[i].eq, fmt::format("unproved-{:04}", i + 1), false);
     rule.doc = r.unproved[i].reason;

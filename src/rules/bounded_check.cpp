@@ -50,15 +50,8 @@ ItemResult test_params(const Rule& r, const ParamAssignment& params, const Candi
   }
   // A sample spread evenly over the enumeration (which is cheap next to evaluation), so that
   // it covers different ranks, groupings and sizes rather than the first few shapes.
-  constexpr size_t kCollect = 100000;
-  std::vector<Instance> all;
-  for_each_instance(r, params, cands, [&](const Instance& in) {
-    all.push_back(in);
-    return all.size() < kCollect;
-  });
-  size_t k = std::min<size_t>(all.size(), opts.max_per_params);
-  for (size_t i = 0; i < k; ++i)
-    if (!test(all[k == 1 ? 0 : i * (all.size() - 1) / (k - 1)])) break;
+  for (const Instance& in : sample_instances(r, params, cands, opts.max_per_params))
+    if (!test(in)) break;
   return res;
 }
 
@@ -86,24 +79,37 @@ void require_instances(BoundedResult& r) {
   }
 }
 
-}  // namespace
-
-BoundedResult bounded_test(const Rule& r, const RuleSet& domains, const ShapeSpace& space,
-                           const BoundedOptions& opts) {
+// Every parameter assignment on the `plain` candidates, then (when given) on the `split` ones.
+BoundedResult test_candidates(const Rule& r, const RuleSet& domains, const Candidates& plain,
+                              const Candidates* split, const BoundedOptions& opts) {
   auto t0 = Clock::now();
   BoundedResult res;
   res.name = r.name;
-  Candidates plain = candidate_types(r, space), split = candidate_types(r, space, true);
   auto assignments = param_assignments(r, domains);
   for (size_t i = 0; i < assignments.size() && res.holds; ++i) {
     merge(res, test_params(r, assignments[i], plain, rule_seed(r, opts.seed, 2 * i), opts));
-    if (res.holds && !space.split_dims.empty())
-      merge(res, test_params(r, assignments[i], split, rule_seed(r, opts.seed, 2 * i + 1), opts),
+    if (res.holds && split)
+      merge(res, test_params(r, assignments[i], *split, rule_seed(r, opts.seed, 2 * i + 1), opts),
             false);
   }
   require_instances(res);
   res.seconds = since(t0);
   return res;
+}
+
+}  // namespace
+
+BoundedResult bounded_test(const Rule& r, const RuleSet& domains, const ShapeSpace& space,
+                           const BoundedOptions& opts) {
+  Candidates plain = candidate_types(r, space), split = candidate_types(r, space, true);
+  return test_candidates(r, domains, plain, space.split_dims.empty() ? nullptr : &split, opts);
+}
+
+BoundedResult bounded_test_types(const Rule& r, const RuleSet& domains,
+                                 const std::vector<TensorType>& types, const BoundedOptions& opts) {
+  Candidates plain;
+  for (auto& v : r.tensor_vars) plain[v] = types;
+  return test_candidates(r, domains, plain, nullptr, opts);
 }
 
 bool AxiomCheckReport::all_hold() const {

@@ -35,6 +35,12 @@ struct BoundedOptions {
 BoundedResult bounded_test(const Rule& r, const RuleSet& domains, const ShapeSpace& space,
                            const BoundedOptions& opts = {});
 
+// Tests one rule on the instances whose tensor variables each take one of `types` (no split
+// points): a few given shapes, where the rule is known to type-check, instead of a space.
+BoundedResult bounded_test_types(const Rule& r, const RuleSet& domains,
+                                 const std::vector<TensorType>& types,
+                                 const BoundedOptions& opts = {});
+
 struct AxiomCheckOptions {
   int threads = 0;  // 0: every hardware thread
   BoundedOptions bounded;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <deque>
 #include <memory>
 #include <optional>
 
@@ -149,11 +150,26 @@ void append_type_key(std::string& k, const std::optional<TensorType>& t) {
   for (size_t a = 0; a < t->shape.size(); ++a) append_tree_key(k, t->split(a));
 }
 
-struct Partial {
-  std::vector<int16_t> idx;  // candidate index per tensor variable, -1 when unbound
-  TensorType type;
+// The well-typed partial instances of a subterm: per entry, the candidate index of each
+// tensor variable (-1 where the subterm does not bind it) and the subterm's type, as an id in
+// the enumerator's table of distinct types. Flat storage: a few allocations per list instead
+// of several per entry (the enumeration makes many entries).
+class Partials {
+ public:
+  explicit Partials(size_t num_vars) : nv_(num_vars) {}
+  size_t size() const { return types_.size(); }
+  const int16_t* idx(size_t e) const { return idx_.data() + e * nv_; }
+  uint32_t type(size_t e) const { return types_[e]; }
+  void push(const int16_t* idx, uint32_t type) {
+    idx_.insert(idx_.end(), idx, idx + nv_);
+    types_.push_back(type);
+  }
+
+ private:
+  size_t nv_;
+  std::vector<int16_t> idx_;
+  std::vector<uint32_t> types_;
 };
-using Partials = std::vector<Partial>;
 
 class Enumerator {
  public:
@@ -170,6 +186,26 @@ class Enumerator {
   }
 
   bool run(const std::function<bool(const Instance&)>& visit) {
+    Instance inst;
+    inst.params = params_;
+    return run_indices([&](const std::vector<int16_t>& idx) {
+      fill(inst, idx);
+      return visit(inst);
+    });
+  }
+
+  // The instance of one combination of candidate indices (one per tensor variable).
+  void fill(Instance& inst, const int16_t* idx) const {
+    // Same keys every time: assignment reuses the map's nodes.
+    for (size_t v = 0; v < names_.size(); ++v)
+      inst.tensors[names_[v]] = (*cands_[v])[static_cast<size_t>(idx[v])];
+  }
+  void fill(Instance& inst, const std::vector<int16_t>& idx) const { fill(inst, idx.data()); }
+  size_t num_vars() const { return names_.size(); }
+
+  // Like run, with the candidate indices of each instance instead of the instance (no copies
+  // of types where no condition needs them).
+  bool run_indices(const std::function<bool(const std::vector<int16_t>&)>& visit) {
     std::vector<const Partials*> lists;
     std::vector<uint64_t> masks;
     uint64_t covered = 0;
@@ -188,14 +224,13 @@ class Enumerator {
       }
     Instance inst;
     inst.params = params_;
-    return join(lists, masks,
-                [&](const std::vector<int16_t>& idx, const std::vector<const TensorType*>&) {
-                  // Same keys every time: assignment reuses the map's nodes.
-                  for (size_t v = 0; v < names_.size(); ++v)
-                    inst.tensors[names_[v]] = (*cands_[v])[static_cast<size_t>(idx[v])];
-                  if (!conditions_hold(r_.constraints, inst.params, inst.tensors)) return true;
-                  return visit(inst);
-                });
+    return join(lists, masks, [&](const std::vector<int16_t>& idx, const std::vector<uint32_t>&) {
+      if (!r_.constraints.empty()) {
+        fill(inst, idx);
+        if (!conditions_hold(r_.constraints, inst.params, inst.tensors)) return true;
+      }
+      return visit(idx);
+    });
   }
 
  private:
@@ -218,8 +253,7 @@ class Enumerator {
   // Calls emit(idx, types) for every combination of one entry per list that agrees on shared
   // variables and, when `key` is given, on the type keys of the entries; stops when emit
   // returns false.
-  using Emit =
-      std::function<bool(const std::vector<int16_t>&, const std::vector<const TensorType*>&)>;
+  using Emit = std::function<bool(const std::vector<int16_t>&, const std::vector<uint32_t>&)>;
   using KeyFn = std::function<std::optional<TypeKey>(size_t list, const TensorType&)>;
   bool join(const std::vector<const Partials*>& lists, const std::vector<uint64_t>& masks,
             const Emit& emit, const KeyFn& key = nullptr) {
@@ -236,11 +270,11 @@ class Enumerator {
       indexed[i] = i > 0 && (!shared[i].empty() || key);
       if (indexed[i])
         for (size_t e = 0; e < lists[i]->size(); ++e) {
-          const Partial& p = (*lists[i])[e];
+          const int16_t* pidx = lists[i]->idx(e);
           std::vector<int64_t> k;
-          for (int v : shared[i]) k.push_back(p.idx[static_cast<size_t>(v)]);
+          for (int v : shared[i]) k.push_back(pidx[static_cast<size_t>(v)]);
           if (key) {
-            auto tk = key(i, p.type);
+            auto tk = key(i, type_of(lists[i]->type(e)));
             if (!tk) continue;
             k.insert(k.end(), tk->begin(), tk->end());
           }
@@ -249,7 +283,7 @@ class Enumerator {
       bound |= masks[i];
     }
     std::vector<int16_t> idx(names_.size(), -1);
-    std::vector<const TensorType*> types(n, nullptr);
+    std::vector<uint32_t> types(n, 0);
     TypeKey first_key;
     std::vector<std::vector<int64_t>> lookup(n);  // per-level key buffers, reused
     // Variables each list binds that no earlier list does (shared ones already agree).
@@ -262,21 +296,23 @@ class Enumerator {
     }
     std::function<bool(size_t)> rec = [&](size_t i) -> bool {
       if (i == n) return emit(idx, types);
-      auto take = [&](const Partial& p) -> bool {
-        for (size_t v : fresh[i]) idx[v] = p.idx[v];
-        types[i] = &p.type;
+      const Partials& list = *lists[i];
+      auto take = [&](size_t e) -> bool {
+        const int16_t* pidx = list.idx(e);
+        for (size_t v : fresh[i]) idx[v] = pidx[v];
+        types[i] = list.type(e);
         bool go = rec(i + 1);
         for (size_t v : fresh[i]) idx[v] = -1;
         return go;
       };
       if (!indexed[i]) {
-        for (auto& p : *lists[i]) {
+        for (size_t e = 0; e < list.size(); ++e) {
           if (i == 0 && key) {
-            auto tk = key(0, p.type);
+            auto tk = key(0, type_of(list.type(e)));
             if (!tk) continue;
             first_key = std::move(*tk);
           }
-          if (!take(p)) return false;
+          if (!take(e)) return false;
         }
         return true;
       }
@@ -287,7 +323,7 @@ class Enumerator {
       auto it = index[i].find(k);
       if (it == index[i].end()) return true;
       for (size_t e : it->second)
-        if (!take((*lists[i])[e])) return false;
+        if (!take(e)) return false;
       return true;
     };
     return rec(0);
@@ -298,16 +334,14 @@ class Enumerator {
     std::string key = term_str(t);
     auto it = memo_.find(key);
     if (it != memo_.end()) return *it->second;
-    auto out = std::make_unique<Partials>();
+    auto out = std::make_unique<Partials>(names_.size());
     if (t->kind == Term::Kind::Var) {
       int v = index_.at(t->name);
       const auto& c = *cands_[static_cast<size_t>(v)];
+      std::vector<int16_t> idx(names_.size(), -1);
       for (size_t i = 0; i < c.size(); ++i) {
-        Partial p;
-        p.idx.assign(names_.size(), -1);
-        p.idx[static_cast<size_t>(v)] = static_cast<int16_t>(i);
-        p.type = c[i];
-        out->push_back(std::move(p));
+        idx[static_cast<size_t>(v)] = static_cast<int16_t>(i);
+        out->push(idx.data(), intern(c[i]));
       }
     } else {
       const AxiomOp* op = find_axiom_op(t->name);
@@ -322,8 +356,10 @@ class Enumerator {
           masks.push_back(mask(t->args[i]));
           positions.push_back(i - np);
         }
-      std::vector<std::optional<TensorType>> args(t->args.size() - np);
-      std::map<std::string, std::optional<TensorType>> infer_cache;
+      // Argument type ids (-1: a constant, sized by the inference) -> result type id (-1: not
+      // well-typed). Many bindings give the same argument types: infer once per distinct types.
+      std::vector<int64_t> arg_ids(t->args.size() - np, -1);
+      std::map<std::vector<int64_t>, int64_t> infer_cache;
       const bool is_conv = op->op->name == "conv";
       const bool unpadded = is_conv && unpadded_conv(*t, params_);
       KeyFn key = [&](size_t list, const TensorType& ty) {
@@ -331,22 +367,24 @@ class Enumerator {
       };
       join(
           lists, masks,
-          [&](const std::vector<int16_t>& idx, const std::vector<const TensorType*>& types) {
-            for (size_t k = 0; k < positions.size(); ++k) args[positions[k]] = *types[k];
-            if (is_conv && args[0] && args[1] && !conv_may_fit(*args[0], *args[1], unpadded))
-              return true;
-            // Many bindings give the same argument types: infer once per distinct types.
-            std::string key;
-            for (auto& a : args) append_type_key(key, a);
-            auto [it, fresh] = infer_cache.try_emplace(std::move(key));
-            if (fresh) {
-              try {
-                it->second = infer_app_type(t, params_, args);
-              } catch (const Error&) {
-                // Not well-typed for these types: no instance.
+          [&](const std::vector<int16_t>& idx, const std::vector<uint32_t>& types) {
+            for (size_t k = 0; k < positions.size(); ++k) arg_ids[positions[k]] = types[k];
+            auto it = infer_cache.find(arg_ids);
+            if (it == infer_cache.end()) {
+              std::vector<std::optional<TensorType>> args(arg_ids.size());
+              for (size_t k = 0; k < args.size(); ++k)
+                if (arg_ids[k] >= 0) args[k] = type_of(static_cast<uint32_t>(arg_ids[k]));
+              int64_t result = -1;
+              if (!is_conv || !args[0] || !args[1] || conv_may_fit(*args[0], *args[1], unpadded)) {
+                try {
+                  result = intern(infer_app_type(t, params_, args));
+                } catch (const Error&) {
+                  // Not well-typed for these types: no instance.
+                }
               }
+              it = infer_cache.emplace(arg_ids, result).first;
             }
-            if (it->second) out->push_back({idx, *it->second});
+            if (it->second >= 0) out->push(idx.data(), static_cast<uint32_t>(it->second));
             return true;
           },
           key);
@@ -354,8 +392,20 @@ class Enumerator {
     return *memo_.emplace(key, std::move(out)).first->second;
   }
 
+  // The id of a type in the table of distinct types (added when new).
+  uint32_t intern(const TensorType& t) {
+    std::string k;
+    append_type_key(k, t);
+    auto [it, fresh] = type_ids_.try_emplace(std::move(k), static_cast<uint32_t>(types_.size()));
+    if (fresh) types_.push_back(t);
+    return it->second;
+  }
+  const TensorType& type_of(uint32_t id) const { return types_[id]; }
+
   const Rule& r_;
   const ParamAssignment& params_;
+  std::deque<TensorType> types_;  // by id; a deque keeps references stable
+  std::map<std::string, uint32_t> type_ids_;
   std::vector<std::string> names_;
   std::map<std::string, int> index_;
   std::vector<const std::vector<TensorType>*> cands_;
@@ -399,6 +449,27 @@ bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candi
                        const std::function<bool(const Instance&)>& visit) {
   if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
   return Enumerator(r, params, candidates).run(visit);
+}
+
+std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
+                                       const Candidates& candidates, size_t k, size_t limit) {
+  if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
+  Enumerator en(r, params, candidates);
+  size_t nv = en.num_vars();
+  std::vector<int16_t> all;  // the first `limit` instances, nv indices each
+  size_t count = 0;
+  en.run_indices([&](const std::vector<int16_t>& idx) {
+    all.insert(all.end(), idx.begin(), idx.end());
+    return ++count < limit;
+  });
+  size_t n = std::min(count, k);
+  std::vector<Instance> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    size_t at = n == 1 ? 0 : i * (count - 1) / (n - 1);
+    out[i].params = params;
+    en.fill(out[i], all.data() + at * nv);
+  }
+  return out;
 }
 
 std::string instance_str(const Instance& in) {

@@ -44,6 +44,12 @@ Candidates candidate_types(const Rule& r, const ShapeSpace& space, bool with_spl
 bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
                        const std::function<bool(const Instance&)>& visit);
 
+// At most `k` of the instances for_each_instance visits, spread evenly over the first `limit`
+// of them (the first and the last included), in visiting order.
+std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
+                                       const Candidates& candidates, size_t k,
+                                       size_t limit = 100000);
+
 // A readable instance: "?a=1 ?x:f32[2,3] ?y:f32[2,1]{split0:1}".
 std::string instance_str(const Instance& in);
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <system_error>
 #include <thread>
@@ -20,6 +21,19 @@ using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
+
+// A Z3 context with the axioms encoded, kept per thread (VerifyOptions::reuse_context).
+struct Z3Session {
+  explicit Z3Session(const rules::RuleSet& ax) : domains(ax), enc(ctx, domains) {
+    for (auto& a : domains.axioms) axioms.push_back(enc.axiom(a));
+  }
+  rules::RuleSet domains;  // own copy: the encoding refers to it
+  z3::context ctx;
+  Z3Encoding enc;
+  std::vector<z3::expr> axioms;
+};
+
+std::atomic<uint64_t> next_verifier_id{1};
 
 }  // namespace
 
@@ -40,7 +54,7 @@ const char* verdict_name(Verdict v) {
 }
 
 Verifier::Verifier(rules::RuleSet axioms, VerifyOptions opts)
-    : axioms_(std::move(axioms)), opts_(std::move(opts)) {
+    : axioms_(std::move(axioms)), opts_(std::move(opts)), id_(next_verifier_id.fetch_add(1)) {
   axioms_.rules.clear();
 }
 
@@ -55,8 +69,12 @@ RuleVerdict Verifier::numeric_test(const rules::Rule& r) const {
   if (b.holds || b.instances > 0) {
     v.tested = b.instances;
   } else {
-    // Nothing type-checks among the small shapes: try the axioms' full shape space.
-    b = rules::bounded_test(r, axioms_, axioms_.shapes.value_or(rules::ShapeSpace{}), bo);
+    // Nothing type-checks among the small shapes: try the given shapes, then the axioms'
+    // full shape space.
+    if (!opts_.fallback_types.empty())
+      b = rules::bounded_test_types(r, axioms_, opts_.fallback_types, bo);
+    if (b.instances == 0)
+      b = rules::bounded_test(r, axioms_, axioms_.shapes.value_or(rules::ShapeSpace{}), bo);
     v.tested = b.instances;
   }
   v.numeric_ms = ms_since(t0);
@@ -77,8 +95,18 @@ RuleVerdict Verifier::prove(const rules::Rule& r) const {
   RuleVerdict v;
   v.name = r.name;
   auto t0 = Clock::now();
-  z3::context ctx;
-  Z3Encoding enc(ctx, axioms_);
+  std::unique_ptr<Z3Session> own;
+  Z3Session* session = nullptr;
+  if (opts_.reuse_context) {
+    thread_local std::pair<uint64_t, std::unique_ptr<Z3Session>> kept;
+    if (kept.first != id_ || !kept.second) kept = {id_, std::make_unique<Z3Session>(axioms_)};
+    session = kept.second.get();
+  } else {
+    own = std::make_unique<Z3Session>(axioms_);
+    session = own.get();
+  }
+  z3::context& ctx = session->ctx;
+  Z3Encoding& enc = session->enc;
   // The plain SMT core: the default solver's preprocessing tactics cost more than they save
   // on these small problems.
   z3::solver s(ctx, z3::solver::simple());
@@ -89,7 +117,7 @@ RuleVerdict Verifier::prove(const rules::Rule& r) const {
   p.set("timeout", opts_.timeout_ms);
   if (opts_.rlimit) p.set("rlimit", opts_.rlimit);
   s.set(p);
-  for (auto& a : axioms_.axioms) s.add(enc.axiom(a));
+  for (auto& a : session->axioms) s.add(a);
   auto vars = enc.declare(r, "r!");
   s.add(enc.guard(r, vars));
   v.verdict = Verdict::Proved;

@@ -5,8 +5,9 @@
 // a rule that is numerically false is rejected at once, naming the differing output. Then it
 // asks Z3 whether some output could differ from its replacement while every axiom holds
 // (quantified, instantiated by E-matching on the axioms' patterns); "unsat" proves the rule.
-// Each rule gets a fresh Z3 context, so verdicts do not depend on the order in which rules are
-// checked, and rules are checked in parallel (Z3 contexts are not shared between threads).
+// Each rule gets a fresh Z3 solver (and by default a fresh context), so verdicts do not
+// depend on the order in which rules are checked, and rules are checked in parallel (Z3
+// contexts are not shared between threads).
 //
 //   rules::RuleSet axioms = rules::load_rules(rules::default_axioms_path());
 //   verify::Verifier v(axioms);
@@ -55,6 +56,13 @@ struct VerifyOptions {
   rules::ShapeSpace numeric_space{
       .ranks = {0, 2, 4}, .dims = {1, 2}, .kernel_dims = {1, 3}, .split_dims = {2}};
   uint64_t numeric_per_params = 4;
+  // Shapes where the rules are known to type-check (the generator's pool): when no instance
+  // of a rule type-checks among the small shapes, the numeric test tries its variables at
+  // these before it searches the axioms' whole shape space (which costs far more).
+  std::vector<TensorType> fallback_types;
+  // Keep one Z3 context per thread, with the axioms encoded once, instead of a fresh one per
+  // rule (each rule still gets a fresh solver; the context costs about 3 ms to set up).
+  bool reuse_context = false;
   uint64_t seed = 1;
 };
 
@@ -63,7 +71,7 @@ class Verifier {
   // `axioms` holds the axioms and the parameter domains (specs/operators.axioms).
   explicit Verifier(rules::RuleSet axioms, VerifyOptions opts = {});
 
-  // Thread-safe; each call uses its own Z3 context.
+  // Thread-safe; each call uses its own Z3 solver (and context, unless reuse_context).
   RuleVerdict verify(const rules::Rule& r) const;
   // In parallel; results in the order of `rules`, independent of the number of threads.
   std::vector<RuleVerdict> verify_all(const std::vector<rules::Rule>& rules,
@@ -78,6 +86,7 @@ class Verifier {
 
   rules::RuleSet axioms_;
   VerifyOptions opts_;
+  uint64_t id_;  // tells this verifier's per-thread Z3 contexts from others'
 };
 
 }  // namespace graphsub::verify
