@@ -7,11 +7,13 @@
 // times, so their ratios can be compared with the measured one.
 //
 //   bench_executors_merges [--runs 15] [--models nasrnn,bert] [--cache-dir DIR]
+//                          [--rules r1,r2]  (one rule set of any library rules instead)
 #include <fmt/format.h>
 
 #include <cstring>
 #include <ctime>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +77,17 @@ int main(int argc, char** argv) {
   int runs = 15;
   std::vector<std::string> models = {"nasrnn", "bert"};
   std::string cache;
+  std::vector<std::string> only_rules;
+  auto split_list = [](const std::string& v) {
+    std::vector<std::string> out;
+    for (size_t p = 0; p <= v.size();) {
+      size_t q = v.find(',', p);
+      if (q == std::string::npos) q = v.size();
+      if (q > p) out.push_back(v.substr(p, q - p));
+      p = q + 1;
+    }
+    return out;
+  };
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (i + 1 >= argc) {
@@ -85,13 +98,9 @@ int main(int argc, char** argv) {
     if (k == "--runs") {
       runs = std::stoi(v);
     } else if (k == "--models") {
-      models.clear();
-      for (size_t p = 0; p <= v.size();) {
-        size_t q = v.find(',', p);
-        if (q == std::string::npos) q = v.size();
-        if (q > p) models.push_back(v.substr(p, q - p));
-        p = q + 1;
-      }
+      models = split_list(v);
+    } else if (k == "--rules") {
+      only_rules = split_list(v);
     } else if (k == "--cache-dir") {
       cache = v;
     } else {
@@ -105,11 +114,7 @@ int main(int argc, char** argv) {
     opt::MachineProfile m = opt::cached_machine_profile(cache, 1, rep);
     opt::AnalyticCostModel analytic(m);
     opt::MeasuredCostModel measured(cache, m, rep);
-    std::vector<std::string> files;
-    for (auto& f : opt::default_rule_files())
-      if (f.ends_with("merges.rules")) files.push_back(f);
-    if (files.empty()) throw Error("rules/merges.rules not found");
-    opt::RuleLibrary lib({.rule_files = files, .builtin = false}, rep);
+    opt::RuleLibrary lib({}, rep);  // the default library
     std::time_t now = std::time(nullptr);
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));
@@ -121,13 +126,15 @@ int main(int argc, char** argv) {
         "speedup CPU (wall) |\n|---|---|---|---|---|---|---|---|---|\n");
     // Sums of two matmuls (NasRNN's x*W1 + h*W2), matmuls sharing a left operand, and both in
     // that order.
-    const std::vector<std::vector<std::string>> rule_sets = {
+    std::vector<std::vector<std::string>> rule_sets = {
         {"merge-matmul-sum"},
         {"merge-matmuls-shared-left"},
         {"merge-matmul-sum", "merge-matmuls-shared-left"}};
+    if (!only_rules.empty()) rule_sets = {only_rules};
     for (auto& name : models) {
       Graph g = build_model(name);
       opt::precompute_weights(g);
+      std::set<std::string> seen;
       for (auto& rules : rule_sets) {
         Graph merged = g;
         std::string applied;
@@ -135,7 +142,7 @@ int main(int argc, char** argv) {
           size_t n = apply_to_fixpoint(merged, find_transform(lib, rule));
           if (n) applied += fmt::format("{}{} x{}", applied.empty() ? "" : ", ", rule, n);
         }
-        if (applied.empty()) continue;
+        if (applied.empty() || !seen.insert(applied).second) continue;  // nothing new
         opt::precompute_weights(merged);
         double a0 = analytic.graph_cost(g), a1 = analytic.graph_cost(merged);
         double m0 = measured.graph_cost(g), m1 = measured.graph_cost(merged);

@@ -550,6 +550,11 @@ TEST(OnednnExecutor, OperatorsAgreeOnBlockedConvOutputs) {
        [](GraphBuilder& b, TensorRef t) {
          return b.op_multi("split", {t}, {{"axis", 1}, {"sizes", Ints{20, 12}}})[1];
        }},
+      {"split on block boundaries",
+       [](GraphBuilder& b, TensorRef t) {
+         auto parts = b.op_multi("split", {t}, {{"axis", 1}, {"sizes", Ints{16, 16}}});
+         return b.ewadd(parts[0], parts[1]);
+       }},
       {"reshape",
        [](GraphBuilder& b, TensorRef t) {
          return b.reshape(t, {32, -1});
@@ -670,6 +675,29 @@ TEST(OnednnExecutor, TensorInTwoConcatsIsPlacedOnce) {
   expect_close(ex.run(feeds), run_reference(g, feeds), "tensor in two concats");
   OnednnExecutor unfolded(g, {.fold_constants = false});
   expect_close(unfolded.run(feeds), run_reference(g, feeds), "unfolded");
+}
+
+// A channel split of a blocked convolution output at block boundaries stays blocked: the
+// consumer convolutions take the parts without converting them.
+TEST(OnednnExecutor, BlockedChannelSplitKeepsTheLayout) {
+  GraphBuilder b(true, 24);
+  auto x = b.input("x", {1, 16, 8, 8});
+  auto c = b.conv(x, b.weight("w", {64, 16, 1, 1}), {.act = "relu"});
+  auto parts = b.op_multi("split", {c}, {{"axis", 1}, {"sizes", Ints{32, 32}}});
+  b.output("a", b.conv(parts[0], b.weight("w1", {32, 32, 3, 3}), {.pad = 1}));
+  b.output("b", b.conv(parts[1], b.weight("w2", {32, 32, 1, 1})));
+  Graph g = b.finish();
+  auto feeds = random_feeds(g, 7);
+  OnednnExecutor ex(g);
+  expect_close(ex.run(feeds), run_reference(g, feeds), "blocked split");
+  std::string conv_plan = plan_of(ex, "conv"), split_plan = plan_of(ex, "split");
+  // The first convolution writes a layout of oneDNN's choice (blocked or channels-last on
+  // CPUs with vector units): the split keeps it.
+  if (conv_plan.rfind("dst plain", conv_plan.find(';')) == std::string::npos) {
+    EXPECT_EQ(split_plan, "reorder (split, blocked); ") << conv_plan;
+  }
+  OnednnExecutor unfolded(g, {.fold_constants = false});
+  expect_close(unfolded.run(feeds), run_reference(g, feeds), "blocked split, unfolded");
 }
 
 TEST(OnednnExecutor, ContiguousSlicesPredicate) {

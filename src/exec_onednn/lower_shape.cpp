@@ -1,6 +1,7 @@
 // Data movement: concat (nothing when its producers wrote in place, else a oneDNN concat of
-// inputs in any layout), split (zero-copy views where the parts are contiguous, else reorders
-// from sub-memory views), reshape and flatten (zero-copy views of row-major data).
+// inputs in any layout), split (zero-copy views where the parts are contiguous, blocked
+// channel splits kept blocked, else reorders from sub-memory views), reshape and flatten (zero-copy
+// views of row-major data).
 #include "exec_onednn/lower_ops.h"
 #include "ops/kernel_util.h"
 
@@ -29,6 +30,40 @@ std::string lower_concat(Lowering& L) {
   return "concat";
 }
 
+namespace {
+
+// A channel split of a convolution's output in a blocked layout (nChw16c, ...): each part is
+// copied into the same layout, which its convolution consumers take as it is. Going through
+// row-major data instead costs a conversion of the whole tensor plus one per consumer.
+// Returns false when the layout or the cut points do not allow it (cuts must fall on blocks).
+bool split_blocked(Lowering& L, const memory& src, size_t axis) {
+  const memory::desc whole = src.get_desc();
+  Dims dims = whole.dims();
+  if (dims.size() != 4 || axis != 1) return false;
+  const std::pair<Tag, int64_t> layouts[] = {
+      {Tag::nChw16c, 16}, {Tag::nChw8c, 8}, {Tag::nChw4c, 4}, {Tag::nhwc, 1}};
+  for (auto [tag, block] : layouts) {
+    if (memory::desc(dims, memory::data_type::f32, tag) != whole) continue;
+    int64_t offset = 0;
+    for (size_t i = 0; i < L.node().outputs.size(); ++i)
+      if (L.out_type(i).shape[axis] % block) return false;
+    for (size_t i = 0; i < L.node().outputs.size(); ++i) {
+      Dims part = dims_of(L.out_type(i).shape);
+      Dims offsets(4, 0);
+      offsets[axis] = offset;
+      offset += part[axis];
+      memory view = L.view(src, whole.submemory_desc(part, offsets));
+      memory dst = L.out(i, memory::desc(part, memory::data_type::f32, tag));
+      L.primitive(dnnl::reorder(view, dst), {{DNNL_ARG_FROM, view}, {DNNL_ARG_TO, dst}});
+    }
+    if (offset != dims[axis]) throw NotLowered{"split parts do not cover the input"};
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 // Each output is the next block of the input along the axis; the block sizes are the
 // outputs' own extents, so the cut points follow shape inference exactly.
 std::string lower_split(Lowering& L) {
@@ -36,6 +71,8 @@ std::string lower_split(Lowering& L) {
   int64_t rank = static_cast<int64_t>(in.size());
   if (rank == 0) throw NotLowered{"split of a scalar"};
   size_t axis = static_cast<size_t>(norm_axis("split", L.attrs().i("axis"), rank));
+  if (!is_plain(L.in_as_is(0).get_desc()) && split_blocked(L, L.in_as_is(0), axis))
+    return "reorder (split, blocked)";
   memory src = L.in_plain(0);
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= in[d];
