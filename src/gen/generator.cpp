@@ -321,7 +321,6 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   t0 = Clock::now();
   Classified cl = classify_candidates(space, en, buckets, opts.threads, opts.tolerance, rep);
   std::vector<GraphRecord>().swap(en.records);
-  std::vector<GraphRecord>().swap(en.small);
   std::vector<Bucket>().swap(buckets);
   res.stages.push_back({"candidate pairs", cl.pairs, 0});
   rep.info(fmt::format("{:<32} {:>12}", "candidate pairs", cl.pairs));
