@@ -116,6 +116,26 @@ TEST(OptCost, MeasuredTableIsCachedAndReused) {
   EXPECT_NEAR(calibrated.graph_cost(g), 2 * first + 2 * 3 + 7, 1e-6 + 1e-9 * first);
 }
 
+// Fused activations are timed as their unfused twin: unfusing one never looks cheaper.
+TEST(OptCost, FusedActivationIsTimedAsTheUnfusedOperator) {
+  std::string dir = temp_dir("fused");
+  GraphBuilder b;
+  auto x = b.input("x", {4, 32});
+  auto w = b.weight("w", {32, 32});
+  auto fused = b.matmul(x, w, "relu");
+  auto plain = b.matmul(x, w);
+  auto relu = b.relu(plain);
+  b.output("a", fused);
+  b.output("b", relu);
+  Graph g = b.finish();
+  auto constant = constant_nodes(g);
+  MeasuredCostModel m(dir, fixed_machine(), null_reporter());
+  double f = m.node_cost(g, fused.node, constant), p = m.node_cost(g, plain.node, constant);
+  EXPECT_DOUBLE_EQ(f, p);
+  EXPECT_EQ(m.measured_now(), 1u);  // one configuration timed for both
+  EXPECT_GT(p + m.node_cost(g, relu.node, constant), f);
+}
+
 TEST(OptCost, UnreadableTableIsIgnoredWithAWarning) {
   std::string dir = temp_dir("corrupt");
   MeasuredCostModel probe(dir, fixed_machine(), null_reporter());
