@@ -34,7 +34,8 @@ class MeasuredCostModel : public CostModel {
   // Isolated time of one configuration, measuring it when not cached (microseconds).
   double isolated_us(const OpConfig& c);
   // The isolated time, raised to what streaming the operator's weights from memory takes (a
-  // real run does not find them in the caches); the term the calibration scales.
+  // real run does not find them in the caches; GEMMs add the machine's per-GEMM overhead);
+  // the term the calibration scales.
   double real_run_us(const OpConfig& c);
   // Sum of real_run_us, operator count and megabytes moved of a graph (views excluded): the
   // features the calibration is fitted on.
