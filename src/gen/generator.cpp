@@ -83,15 +83,15 @@ int num_vars(const Equality& e) {
   return static_cast<int>(variables_of(all).size());
 }
 
-// Marks `c` failed without a call because its more general form `g` (a class that passed the
-// float re-test) was not proved: `c` follows from `g` where `g` holds, and fails for the
+// Marks `c` failed without a call because a more general form of it (a class that passed the
+// float re-test) was not proved: `c` follows from that form where it holds, and fails for the
 // same reason almost always (TASO prunes before it verifies).
-void skip_for(RuleClass& c, const RuleClass& g) {
+// `key`, `reason`: the form whose proof failed and why.
+void skip_for(RuleClass& c, const std::string& key, const std::string& reason) {
   c.state = RuleClass::Failed;
-  c.failed_key = g.failed_key;
-  c.failed_reason = g.failed_reason;
-  c.reason = fmt::format("not tried: its more general form {} was not proved ({})", g.failed_key,
-                         g.failed_reason);
+  c.failed_key = key;
+  c.failed_reason = reason;
+  c.reason = fmt::format("not tried: its more general form {} was not proved ({})", key, reason);
 }
 
 // True when a failure of the more general class `g` settles the class `c`. Not when `c` has
@@ -474,7 +474,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
             failed = &classes[it->second];
         }
         if (failed) {
-          skip_for(c, *failed);
+          skip_for(c, failed->failed_key, failed->failed_reason);
           ++res.not_tried;
           pr.mark(c.eq, false, false);
           continue;
