@@ -7,6 +7,7 @@
 
 #include "gen/enumerate.h"
 #include "gen/graph_eval.h"
+#include "ir/error.h"
 #include "test_gen_util.h"
 
 namespace graphsub::gen {
@@ -25,7 +26,8 @@ uint64_t hash_of(const Space& s, const CompactGraph& g, const EvaluatedGraph& e,
 }
 
 std::vector<GraphRecord> enumerate_all(const Space& s, int threads = 1) {
-  return enumerate_graphs(s, threads, null_reporter()).records;
+  EnumerationResult en = enumerate_graphs(s, threads, null_reporter());
+  return take_all_records(en, true);
 }
 
 // Brute force: operators added in every order, each application evaluated from scratch; the
@@ -226,6 +228,64 @@ TEST(GenEnumerator, SameResultOnAnyNumberOfThreads) {
     EXPECT_EQ(one[i].fp, two[i].fp);
     EXPECT_TRUE(one[i].g == two[i].g);
   }
+}
+
+TEST(GenEnumerator, PackedGraphsRoundTripAndCompareLikeTheGraphs) {
+  Space s = make_test_space({"ewadd", "matmul", "relu", "concat", "split"}, matrix_pool(), 3);
+  GraphPacker packer(s, 3);
+  ASSERT_TRUE(packer.fits());
+  std::vector<CompactGraph> graphs;
+  for (auto& r : enumerate_all(s))
+    if (r.g.num_ops == 3 && !r.g.terminal) graphs.push_back(r.g);
+  ASSERT_GT(graphs.size(), 100u);
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    EXPECT_TRUE(packer.unpack(packer.pack(graphs[i])) == graphs[i]) << graph_str(s, graphs[i]);
+    const CompactGraph& other = graphs[(i * 7919 + 13) % graphs.size()];
+    EXPECT_EQ(graphs[i] < other, packer.pack(graphs[i]) < packer.pack(other))
+        << graph_str(s, graphs[i]) << " vs " << graph_str(s, other);
+  }
+  // Graphs of another size, and spaces too large for 64 bits, are refused.
+  CompactGraph two = graphs[0];
+  two.num_ops = 2;
+  EXPECT_THROW(packer.pack(two), Error);
+  Space wide = s;  // 40 variants (6 bits) and 30 pool tensors (6 bits): 4 x 18 bits
+  wide.variants.resize(40, s.variants[0]);
+  wide.pool.resize(30, s.pool[0]);
+  EXPECT_FALSE(GraphPacker(wide, 4).fits());
+  EXPECT_TRUE(GraphPacker(wide, 3).fits());
+  EXPECT_THROW(GraphPacker(wide, 4).pack(graphs[0]), Error);
+}
+
+TEST(GenEnumerator, PartsHoldExactlyTheSharedFingerprintsInOrder) {
+  Space s = make_test_space({"ewadd", "ewmul", "matmul", "relu", "transpose"}, matrix_pool(), 3);
+  std::vector<GraphRecord> all = enumerate_all(s, 2);
+  EnumerationResult en = enumerate_graphs(s, 2, null_reporter());
+  EXPECT_EQ(en.num_parts(), 256u);
+  std::vector<GraphRecord> shared;
+  for (size_t p = 0; p < en.num_parts(); ++p) {
+    std::vector<GraphRecord> part = en.take_part(p);
+    for (auto& r : part) EXPECT_EQ(r.fp >> 56, p);
+    shared.insert(shared.end(), part.begin(), part.end());
+  }
+  std::vector<GraphRecord> expected;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i + 1;
+    while (j < all.size() && all[j].fp == all[i].fp) ++j;
+    if (j - i >= 2) expected.insert(expected.end(), all.begin() + i, all.begin() + j);
+    i = j;
+  }
+  ASSERT_GT(expected.size(), 50u);
+  ASSERT_LT(expected.size(), all.size());
+  ASSERT_EQ(shared.size(), expected.size());
+  for (size_t i = 0; i < shared.size(); ++i) {
+    EXPECT_EQ(shared[i].fp, expected[i].fp);
+    EXPECT_TRUE(shared[i].g == expected[i].g) << graph_str(s, shared[i].g);
+  }
+  // Bare graphs and smaller graphs are among the pieces, sorted.
+  EXPECT_TRUE(std::is_sorted(en.small.begin(), en.small.end(), [](auto& a, auto& b) {
+    return a.fp != b.fp ? a.fp < b.fp : a.g < b.g;
+  }));
+  for (auto& r : en.small) EXPECT_LT(r.g.num_ops, 3);
 }
 
 TEST(GenEnumerator, TwoOrdersOfAnOperandAreOneGraphForCommutativeOperators) {

@@ -37,8 +37,9 @@ struct Candidate {
 std::vector<std::pair<size_t, size_t>> bucket_pairs(const std::vector<GraphRecord>& records,
                                                     const Bucket& b);
 
-// The disconnected partner of a split request: the smallest graph of each block's bucket,
-// operators renumbered one after another; nullopt when it would exceed max_ops operators or
+// The disconnected partner of a split request: the smallest graph of each block's bucket
+// (`records` sorted by (fp, graph) holds every candidate piece), operators renumbered one
+// after another; nullopt when it would exceed max_ops operators or
 // compute one value twice (two pieces sharing a subgraph).
 std::optional<RuleSide> split_partner(GraphEvaluator& ev, const Space& s,
                                       const std::vector<GraphRecord>& records,
@@ -49,7 +50,7 @@ Candidate alias_candidate(const Space& s, const Alias& a);
 
 // Evaluates a side (operators in order; the outputs are taken from side.outputs).
 EvaluatedGraph evaluate_side(GraphEvaluator& ev, const Space& s, const RuleSide& side,
-                             bool with_float);
+                             bool with_float, bool exact = true);
 
 // The numerical re-test. Outputs are paired by their exact hashes on the fingerprint pool (ev);
 // both sides are then run in float on the re-test pool (alt: other sizes, other values), must

@@ -11,7 +11,7 @@ namespace {
 struct Local {
   std::unique_ptr<GraphEvaluator> ev, alt;
   std::map<std::string, ClassAcc> classes;
-  uint64_t pairs = 0, passed = 0;
+  uint64_t buckets = 0, shared_graphs = 0, pairs = 0, passed = 0;
 };
 
 void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph& ea,
@@ -36,19 +36,44 @@ void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph&
 
 }  // namespace
 
-Classified classify_candidates(const Space& s, const EnumerationResult& en,
-                               const std::vector<Bucket>& buckets, int threads, double tolerance,
+Classified classify_candidates(const Space& s, EnumerationResult& en, int threads, double tolerance,
                                Reporter& rep) {
   threads = std::max(1, threads);
-  std::vector<size_t> shared;
-  for (size_t i = 0; i < buckets.size(); ++i)
-    if (buckets[i].size() >= 2) shared.push_back(i);
-  const size_t n_items = shared.size() + en.requests.size() + s.aliases.size();
+  const size_t parts = en.num_parts();
+  const size_t n_items = parts + en.requests.size() + s.aliases.size();
   std::vector<Local> locals(static_cast<size_t>(threads));
   for (auto& l : locals) {
     l.ev = std::make_unique<GraphEvaluator>(s);
     l.alt = std::make_unique<GraphEvaluator>(s, true);
   }
+
+  auto classify_bucket = [&](Local& l, const std::vector<GraphRecord>& records, const Bucket& b) {
+    ++l.buckets;
+    l.shared_graphs += b.size();
+    std::vector<EvaluatedGraph> evals, floats;
+    std::vector<RuleSide> sides;
+    for (size_t i = b.begin; i < b.end; ++i) {
+      sides.push_back(side_of(s, records[i].g));
+      if (sides.back().outputs.size() == 1) {
+        // One output: its value hash is the one the bucket shares (the fingerprint is the
+        // hash of the output hashes), so only the pairing of outputs needs it and the
+        // fingerprint stands in for it; the enumerator already ran the graph on this pool.
+        EvaluatedGraph e;
+        e.ok = true;
+        e.outputs = sides.back().outputs;
+        e.output_hashes = {records[i].fp};
+        evals.push_back(std::move(e));
+      } else {
+        evals.push_back(evaluate_side(*l.ev, s, sides.back(), false));
+      }
+      floats.push_back(evaluate_side(*l.alt, s, sides.back(), true, false));
+    }
+    for (auto [i, j] : bucket_pairs(records, b)) {
+      size_t x = i - b.begin, y = j - b.begin;
+      Candidate c{sides[x], sides[y], {}, {}};
+      add_candidate(s, l, c, evals[x], evals[y], floats[x], floats[y], tolerance);
+    }
+  };
 
   parallel_for(
       n_items, threads,
@@ -58,29 +83,19 @@ Classified classify_candidates(const Space& s, const EnumerationResult& en,
         GraphEvaluator& alt = *l.alt;
         auto add = [&](Candidate& c) {
           add_candidate(s, l, c, evaluate_side(ev, s, c.a, false), evaluate_side(ev, s, c.b, false),
-                        evaluate_side(alt, s, c.a, true), evaluate_side(alt, s, c.b, true),
-                        tolerance);
+                        evaluate_side(alt, s, c.a, true, false),
+                        evaluate_side(alt, s, c.b, true, false), tolerance);
         };
-        if (item < shared.size()) {
-          const Bucket& b = buckets[shared[item]];
-          std::vector<EvaluatedGraph> evals, floats;
-          std::vector<RuleSide> sides;
-          for (size_t i = b.begin; i < b.end; ++i) {
-            sides.push_back(side_of(s, en.records[i].g));
-            evals.push_back(evaluate_side(ev, s, sides.back(), false));
-            floats.push_back(evaluate_side(alt, s, sides.back(), true));
-          }
-          for (auto [i, j] : bucket_pairs(en.records, b)) {
-            size_t x = i - b.begin, y = j - b.begin;
-            Candidate c{sides[x], sides[y], {}, {}};
-            add_candidate(s, l, c, evals[x], evals[y], floats[x], floats[y], tolerance);
-          }
+        if (item < parts) {
+          std::vector<GraphRecord> records = en.take_part(item);
+          for (const Bucket& b : buckets_of(records))
+            if (b.size() >= 2) classify_bucket(l, records, b);
           return;
         }
-        item -= shared.size();
+        item -= parts;
         if (item < en.requests.size()) {
           const SplitRequest& q = en.requests[item];
-          std::optional<RuleSide> partner = split_partner(ev, s, en.records, q);
+          std::optional<RuleSide> partner = split_partner(ev, s, en.small, q);
           if (!partner) return;
           Candidate c{side_of(s, q.g), *partner, {}, {}};
           add(c);
@@ -92,11 +107,13 @@ Classified classify_candidates(const Space& s, const EnumerationResult& en,
       },
       [&](size_t done) {
         rep.progress("pair and re-test", static_cast<double>(done), static_cast<double>(n_items),
-                     "buckets");
+                     done < parts ? "fingerprint ranges" : "ranges, split requests, aliases");
       });
 
   Classified out;
   for (auto& l : locals) {
+    out.buckets += l.buckets;
+    out.shared_graphs += l.shared_graphs;
     out.pairs += l.pairs;
     out.passed += l.passed;
     for (auto& [k, acc] : l.classes) {

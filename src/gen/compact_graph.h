@@ -38,6 +38,25 @@ struct GraphRecord {
   CompactGraph g;
 };
 
+// Graphs of exactly `num_ops` operators in 64 bits, for storing the largest graphs (most of
+// the enumeration) at 16 bytes a record. Fields are packed most significant first in the
+// order CompactGraph compares them (variant, then inputs, operator by operator; no input is
+// the largest code), so packed codes compare like the graphs they encode. The terminal flag
+// is not kept: the caller keeps terminal graphs apart.
+class GraphPacker {
+ public:
+  GraphPacker(const Space& s, int num_ops);
+  // False when the space has too many variants or tensors for 64 bits; pack() then throws.
+  bool fits() const { return fits_; }
+  uint64_t pack(const CompactGraph& g) const;
+  CompactGraph unpack(uint64_t code) const;
+
+ private:
+  int num_ops_;
+  int variant_bits_, tensor_bits_;
+  bool fits_;
+};
+
 inline TensorId op_output_id(size_t num_pool, int op, int out) {
   return static_cast<TensorId>(num_pool + 2 * static_cast<size_t>(op) + static_cast<size_t>(out));
 }

@@ -257,24 +257,29 @@ void Enumerator::emit() {
   r.g.num_ops = static_cast<uint8_t>(depth_);
   r.g.terminal = terminals != 0;
   std::copy_n(ops_.begin(), depth_, r.g.ops.begin());
-  out_->push_back(r);
+  out_->add(r);
   ++stats_.graphs;
   if (pieces_ && n >= 2) {
     for (const auto& part : output_partitions(n)) {
       uint64_t block[2 * kMaxOps];
       bool all_known = true;
+      uint32_t piece_ops = 0;  // of the smallest piece of each block
       for (uint8_t b = 0; all_known && b <= *std::max_element(part.begin(), part.end()); ++b) {
         size_t m = 0;
         for (size_t i = 0; i < n; ++i)
           if (part[i] == b) block[m++] = hashes[i];
-        all_known =
-            pieces_->find(combine_output_hashes(std::span<const uint64_t>(block, m))) != nullptr;
+        const uint32_t* ops =
+            pieces_->find(combine_output_hashes(std::span<const uint64_t>(block, m)));
+        all_known = ops != nullptr;
+        if (ops) piece_ops += *ops;
       }
-      if (!all_known) continue;
+      // A partner of more than max_ops operators is never formed (split_partner).
+      if (!all_known || piece_ops > static_cast<uint32_t>(s_.max_ops)) continue;
       SplitRequest q;
       q.g = r.g;
       std::copy(part.begin(), part.end(), q.blocks.begin());
-      requests_->push_back(q);
+      out_->add_request(q);
+      ++stats_.requests;
     }
   }
 }
@@ -299,17 +304,14 @@ std::vector<RootTask> Enumerator::root_tasks() {
   return tasks;
 }
 
-void Enumerator::run_task(const RootTask& task, std::vector<GraphRecord>& out,
-                          std::vector<SplitRequest>& requests) {
+void Enumerator::run_task(const RootTask& task, GraphSink& out) {
   out_ = &out;
-  requests_ = &requests;
   num_comps_[0] = 0;
   if (!push(task.variant, task.in[0], task.in[1])) return;
   emit();
   if (depth_ < s_.max_ops) expand();
   pop();
   out_ = nullptr;
-  requests_ = nullptr;
 }
 
 }  // namespace graphsub::gen

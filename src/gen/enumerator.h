@@ -30,8 +30,26 @@ struct SplitRequest {
   std::array<uint8_t, 2 * kMaxOps> blocks{};  // block label of each output (graph_outputs order)
 };
 
-// Fingerprints of the graphs that may be pieces of a disconnected partner.
+// Fingerprints of the graphs that may be pieces of a disconnected partner, each with the
+// operator count of its smallest graph.
 using FingerprintSet = FlatMap64;
+
+// Where an Enumerator puts the graphs and split requests it finds.
+class GraphSink {
+ public:
+  virtual ~GraphSink() = default;
+  virtual void add(const GraphRecord& r) = 0;
+  virtual void add_request(const SplitRequest& q) = 0;
+};
+
+// A sink that appends to two vectors.
+class VectorSink : public GraphSink {
+ public:
+  std::vector<GraphRecord> records;
+  std::vector<SplitRequest> requests;
+  void add(const GraphRecord& r) override { records.push_back(r); }
+  void add_request(const SplitRequest& q) override { requests.push_back(q); }
+};
 
 // A first operator application: the unit of parallel work.
 struct RootTask {
@@ -43,8 +61,10 @@ struct EnumStats {
   uint64_t graphs = 0;       // emitted
   uint64_t states = 0;       // operator applications that survived every check
   uint64_t kernel_runs = 0;  // reference kernel invocations (the rest hit the leaf memo)
+  uint64_t requests = 0;     // split requests
   EnumStats& operator+=(const EnumStats& o) {
     graphs += o.graphs;
+    requests += o.requests;
     states += o.states;
     kernel_runs += o.kernel_runs;
     return *this;
@@ -66,9 +86,8 @@ class Enumerator {
 
   // Every valid first operator, in search order.
   std::vector<RootTask> root_tasks();
-  // Appends every graph whose first operator is `task` to `out`.
-  void run_task(const RootTask& task, std::vector<GraphRecord>& out,
-                std::vector<SplitRequest>& requests);
+  // Gives every graph whose first operator is `task` to `out`.
+  void run_task(const RootTask& task, GraphSink& out);
   const EnumStats& stats() const { return stats_; }
 
  private:
@@ -112,8 +131,7 @@ class Enumerator {
   std::array<std::array<std::vector<uint32_t>, kMaxOutputs>, kMaxOps> arena_;
   int min_emit_ops_;
   const FingerprintSet* pieces_;
-  std::vector<GraphRecord>* out_ = nullptr;
-  std::vector<SplitRequest>* requests_ = nullptr;
+  GraphSink* out_ = nullptr;
   EnumStats stats_;
 };
 

@@ -306,25 +306,27 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   for (auto& v : space.variants)
     res.variants.push_back(v.label() + (v.commutative ? " (commutative)" : ""));
 
-  // ---- enumeration and buckets ----
+  // ---- enumeration ----
   auto t0 = Clock::now();
   EnumerationResult en = enumerate_graphs(space, opts.threads, rep);
   res.graphs = en.stats.graphs;
   stage("graphs enumerated", en.stats.graphs, t0);
-  t0 = Clock::now();
-  std::vector<Bucket> buckets = buckets_of(en.records);
-  uint64_t shared = 0;
-  for (auto& b : buckets) shared += b.size() >= 2;
-  stage("buckets (fingerprints shared)", shared, t0);
+  rep.info(fmt::format("  ({} split requests; {:.1f} MiB of graphs streamed to temporary files)",
+                       en.requests.size(), static_cast<double>(en.spilled_bytes) / (1 << 20)));
 
-  // ---- candidates, numerical re-test, classes up to renaming ----
+  // ---- buckets, candidates, numerical re-test, classes up to renaming ----
+  // One fingerprint range at a time: the buckets are counted as they are classified.
   t0 = Clock::now();
-  Classified cl = classify_candidates(space, en, buckets, opts.threads, opts.tolerance, rep);
-  std::vector<GraphRecord>().swap(en.records);
-  std::vector<Bucket>().swap(buckets);
+  Classified cl = classify_candidates(space, en, opts.threads, opts.tolerance, rep);
+  en = EnumerationResult{};
+  res.stages.push_back({"buckets (fingerprints shared)", cl.buckets, 0});
+  rep.info(fmt::format("{:<32} {:>12}   ({} graphs)", "buckets (fingerprints shared)", cl.buckets,
+                       cl.shared_graphs));
   res.stages.push_back({"candidate pairs", cl.pairs, 0});
   rep.info(fmt::format("{:<32} {:>12}", "candidate pairs", cl.pairs));
   stage("after float re-test", cl.passed, t0);
+  rep.info(fmt::format("  ({} classes up to renaming; peak memory so far {:.0f} MiB)",
+                       cl.classes.size(), static_cast<double>(peak_rss_bytes()) / (1 << 20)));
   std::vector<RuleClass> classes;
   for (auto& [k, acc] : cl.classes) {
     RuleClass c;

@@ -22,7 +22,9 @@ class GraphEvaluator {
  public:
   // `alt`: on the re-test pool (other sizes, other values) instead of the fingerprint pool.
   explicit GraphEvaluator(const Space& s, bool alt = false);
-  EvaluatedGraph evaluate(const CompactGraph& g, bool with_float);
+  // Without `exact` (float values wanted only: the re-test) the wrap-around integer values
+  // are not computed and every hash is 0.
+  EvaluatedGraph evaluate(const CompactGraph& g, bool with_float, bool exact = true);
   Evaluator& evaluator() { return ev_; }
   // Exact value hash of a pool tensor, and its float values.
   uint64_t pool_hash(size_t p) const { return pool_hashes_[p]; }
