@@ -132,15 +132,21 @@ TEST(Verifier, RejectsRulesThatNeverTypeCheck) {
   EXPECT_NE(r.reason.find("no instance type-checks"), std::string::npos) << r.reason;
 }
 
-TEST(Verifier, VerdictsDoNotDependOnThreads) {
-  rules::RuleSet ax = axioms();
-  rules::RuleSet set = rules::load_rules(kSrc + "/tests/rules/false.rules", &ax);
+// The first `n` false and the first `n` true test rules, alternated.
+std::vector<rules::Rule> false_and_true_rules(const rules::RuleSet& ax, size_t n) {
+  rules::RuleSet f = rules::load_rules(kSrc + "/tests/rules/false.rules", &ax);
   rules::RuleSet t = rules::load_rules(kSrc + "/tests/rules/true.rules", &ax);
   std::vector<rules::Rule> mixed;
-  for (size_t i = 0; i < 4; ++i) {
-    mixed.push_back(set.rules[i]);
-    mixed.push_back(t.rules[i]);
+  for (size_t i = 0; i < n; ++i) {
+    mixed.push_back(f.rules.at(i));
+    mixed.push_back(t.rules.at(i));
   }
+  return mixed;
+}
+
+TEST(Verifier, VerdictsDoNotDependOnThreads) {
+  rules::RuleSet ax = axioms();
+  std::vector<rules::Rule> mixed = false_and_true_rules(ax, 4);
   VerifyOptions one = options(), two = options();
   one.threads = 1;
   two.threads = 2;
@@ -176,13 +182,7 @@ TEST(Verifier, FallbackTypesGiveAnInstanceOutsideTheShapeSpace) {
 
 TEST(Verifier, ReusedContextsGiveTheSameVerdictsInAnyOrder) {
   rules::RuleSet ax = axioms();
-  rules::RuleSet f = rules::load_rules(kSrc + "/tests/rules/false.rules", &ax);
-  rules::RuleSet t = rules::load_rules(kSrc + "/tests/rules/true.rules", &ax);
-  std::vector<rules::Rule> mixed;
-  for (size_t i = 0; i < 6; ++i) {
-    mixed.push_back(f.rules[i]);
-    mixed.push_back(t.rules[i]);
-  }
+  std::vector<rules::Rule> mixed = false_and_true_rules(ax, 6);
   rules::RuleSet unknown = rules::parse_rules(
       "(rule unknown (source (concat 0 (concat 2 ?a ?b) (concat 2 ?b ?a))) (target (concat 2 "
       "(concat 0 ?a ?b) (concat 0 ?b ?a))))",
