@@ -1,5 +1,8 @@
 #include "opt/cost_model.h"
 
+#include <cstring>
+#include <string_view>
+
 #include "ir/hash.h"
 #include "opt/graph_index.h"
 
@@ -45,25 +48,79 @@ std::string config_key(const OpConfig& c) {
 
 namespace {
 
-// What config_key() writes of a type: dtype, layout and shape, no split points.
-void add_type(Hasher& h, const TensorType& t) {
-  h.add(static_cast<uint64_t>(t.dtype)).add(static_cast<uint64_t>(t.layout));
-  h.add(static_cast<uint64_t>(t.shape.size()));
-  for (auto d : t.shape) h.add(d);
-}
+// The bytes ir/hash.h's Hasher would collect for a configuration, written into a buffer the
+// model keeps (Hasher allocates a fresh one per call, and the search prices millions of
+// nodes). The digest is the same as Hasher's, so the memo's keys are unchanged.
+class ConfigBytes {
+ public:
+  explicit ConfigBytes(std::vector<unsigned char>& buf) : buf_(buf) { buf_.clear(); }
+  void add(uint64_t v) {
+    unsigned char b[8];
+    for (int i = 0; i < 8; ++i) b[i] = static_cast<unsigned char>(v >> (8 * i));
+    buf_.insert(buf_.end(), b, b + 8);
+  }
+  void add(std::string_view s) {
+    add(static_cast<uint64_t>(s.size()));
+    buf_.insert(buf_.end(), s.begin(), s.end());
+  }
+  void add(const AttrValue& v) {
+    add(static_cast<uint64_t>(v.index()));
+    switch (attr_kind(v)) {
+      case AttrKind::Int:
+        add(static_cast<uint64_t>(std::get<int64_t>(v)));
+        return;
+      case AttrKind::Float: {
+        double d = std::get<double>(v);
+        uint64_t bits;
+        std::memcpy(&bits, &d, 8);
+        add(bits);
+        return;
+      }
+      case AttrKind::String:
+        add(std::string_view(std::get<std::string>(v)));
+        return;
+      case AttrKind::Ints: {
+        auto& xs = std::get<std::vector<int64_t>>(v);
+        add(static_cast<uint64_t>(xs.size()));
+        for (auto x : xs) add(static_cast<uint64_t>(x));
+        return;
+      }
+    }
+  }
+  void add(const Attrs& a) {
+    add(static_cast<uint64_t>(a.items().size()));
+    for (auto& [k, v] : a.items()) {
+      add(std::string_view(k));
+      add(v);
+    }
+  }
+  // What config_key() writes of a type: dtype, layout and shape, no split points.
+  void add_type(const TensorType& t) {
+    add(static_cast<uint64_t>(t.dtype));
+    add(static_cast<uint64_t>(t.layout));
+    add(static_cast<uint64_t>(t.shape.size()));
+    for (auto d : t.shape) add(static_cast<uint64_t>(d));
+  }
+  uint64_t digest() const { return hash_bytes(buf_.data(), buf_.size()); }
+
+ private:
+  std::vector<unsigned char>& buf_;
+};
 
 // Hash of the information config_key() spells out, without building the text (the search
 // prices millions of nodes).
-uint64_t config_hash(const Graph& g, const Node& n, const std::vector<uint8_t>& constant) {
-  Hasher h;
-  h.add(std::string_view(n.op->name)).add(n.attrs);
+uint64_t config_hash(const Graph& g, const Node& n, const std::vector<uint8_t>& constant,
+                     std::vector<unsigned char>& buf) {
+  ConfigBytes h(buf);
+  h.add(std::string_view(n.op->name));
+  h.add(n.attrs);
   h.add(static_cast<uint64_t>(n.inputs.size()));
   for (auto r : n.inputs) {
     h.add(static_cast<uint64_t>(constant[r.node] ? 1 : 0));
-    add_type(h, g.type(r));
+    h.add_type(g.type(r));
   }
   h.add(static_cast<uint64_t>(n.outputs.size()));
-  for (auto& t : n.outputs) add_type(h, t);
+  for (auto& t : n.outputs) h.add_type(t);
   return h.digest();
 }
 
@@ -72,7 +129,7 @@ uint64_t config_hash(const Graph& g, const Node& n, const std::vector<uint8_t>& 
 double CostModel::node_cost(const Graph& g, NodeId id, const std::vector<uint8_t>& constant) {
   const Node& n = g.node(id);
   if (n.is_source() || constant[id]) return 0;
-  uint64_t h = config_hash(g, n, constant);
+  uint64_t h = config_hash(g, n, constant, key_bytes_);
   auto it = memo_.find(h);
   if (it != memo_.end()) return it->second;
   double v = config_cost(op_config(g, id, constant));

@@ -47,6 +47,7 @@ class CostModel {
 
  private:
   std::unordered_map<uint64_t, double> memo_;  // by hash of what config_key spells (lookup only)
+  std::vector<unsigned char> key_bytes_;       // node_cost's scratch for that hash
 };
 
 }  // namespace graphsub::opt

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ir/error.h"
+#include "opt/scratch_pool.h"
 #include "rules/axiom_ops.h"
 
 namespace graphsub::opt {
@@ -20,6 +21,15 @@ struct Pattern::State {
   std::vector<TensorRef> vars;  // per tensor variable
   std::vector<uint8_t> var_bound;
   std::vector<std::optional<AxiomParam>> params;
+};
+
+struct Pattern::Scratch {
+  std::vector<State> states;                  // per root level
+  std::vector<std::vector<TensorRef>> cands;  // per root level: root_candidates
+  std::vector<std::pair<int, size_t>> path;   // root_candidates: (pattern node, argument)
+  std::vector<TensorRef> next;                // root_candidates: the next level up
+  std::vector<TensorRef> outs;                // complete: the match's outputs, sorted
+  std::vector<NodeId> internal;               // complete: its operator nodes, sorted
 };
 
 namespace {
@@ -230,10 +240,10 @@ bool Pattern::bind(int p, TensorRef t, State& s, const GraphIndex& ix) const {
   return true;
 }
 
-bool Pattern::complete(State& s, const GraphIndex& ix) const {
+bool Pattern::complete(State& s, const GraphIndex& ix, Scratch& sc) const {
   // Small sorted vectors: this runs for every candidate match of every rule.
-  std::vector<TensorRef> outs;
-  outs.reserve(roots_.size());
+  std::vector<TensorRef>& outs = sc.outs;
+  outs.clear();
   for (int r : roots_) outs.push_back(s.tensors[static_cast<size_t>(r)]);
   std::sort(outs.begin(), outs.end());
   if (std::adjacent_find(outs.begin(), outs.end()) != outs.end()) return false;
@@ -242,8 +252,8 @@ bool Pattern::complete(State& s, const GraphIndex& ix) const {
   for (auto& c : constraints_)
     if (!holds(*c, scope)) return false;
   // Operator nodes of the match; sources (weights, constants) are shared, not replaced.
-  std::vector<NodeId> internal;
-  internal.reserve(nodes_.size());
+  std::vector<NodeId>& internal = sc.internal;
+  internal.clear();
   for (size_t p = 0; p < nodes_.size(); ++p)
     if (!nodes_[p].is_var && !g.node(s.tensors[p].node).is_source())
       internal.push_back(s.tensors[p].node);
@@ -263,12 +273,14 @@ bool Pattern::complete(State& s, const GraphIndex& ix) const {
   return true;
 }
 
-std::vector<TensorRef> Pattern::root_candidates(size_t root, const State& s,
-                                                const GraphIndex& ix) const {
+void Pattern::root_candidates(size_t root, const State& s, const GraphIndex& ix, Scratch& sc,
+                              std::vector<TensorRef>& cands) const {
   const Graph& g = ix.graph();
+  cands.clear();
   // Path from the root down to a node the match has already fixed: candidates are found by
   // walking up from that tensor instead of trying every node of the root's operator.
-  std::vector<std::pair<int, size_t>> path;  // (pattern node, argument position below it)
+  auto& path = sc.path;  // (pattern node, argument position below it)
+  path.clear();
   int fixed = -1;
   auto find_fixed = [&](auto&& self, int p) -> bool {
     if (s.assigned[static_cast<size_t>(p)]) {
@@ -289,80 +301,99 @@ std::vector<TensorRef> Pattern::root_candidates(size_t root, const State& s,
     return false;
   };
   int r = roots_[root];
-  std::vector<TensorRef> cands;
   bool found = find_fixed(find_fixed, r);
-  if (found && path.empty()) return {s.tensors[static_cast<size_t>(r)]};
+  if (found && path.empty()) {
+    cands.push_back(s.tensors[static_cast<size_t>(r)]);
+    return;
+  }
   if (!found) {
     const PatternNode& pn = nodes_[static_cast<size_t>(r)];
     for (NodeId id : ix.nodes_of(pn.op->name))
       if (pn.output < g.node(id).outputs.size()) cands.push_back({id, pn.output});
-    return cands;
+    return;
   }
   const PatternNode& fn = nodes_[static_cast<size_t>(fixed)];
-  std::vector<TensorRef> level = {fn.is_var && !s.assigned[static_cast<size_t>(fixed)]
-                                      ? s.vars[static_cast<size_t>(fn.var)]
-                                      : s.tensors[static_cast<size_t>(fixed)]};
+  cands.push_back(fn.is_var && !s.assigned[static_cast<size_t>(fixed)]
+                      ? s.vars[static_cast<size_t>(fn.var)]
+                      : s.tensors[static_cast<size_t>(fixed)]);
+  auto& next = sc.next;
   for (size_t k = path.size(); k-- > 0;) {
     const PatternNode& pn = nodes_[static_cast<size_t>(path[k].first)];
-    std::set<TensorRef> next;
-    for (TensorRef t : level)
-      for (NodeId u : ix.users(t)) {
+    size_t pos = path[k].second;
+    next.clear();
+    // A consumer of t's node whose argument `pos` is t reads t: the users of t that qualify.
+    for (TensorRef t : cands)
+      for (NodeId u : ix.consumers(t.node)) {
         const Node& n = g.node(u);
-        if (n.op == pn.op && path[k].second < n.inputs.size() && n.inputs[path[k].second] == t &&
+        if (n.op == pn.op && pos < n.inputs.size() && n.inputs[pos] == t &&
             pn.output < n.outputs.size())
-          next.insert({u, pn.output});
+          next.push_back({u, pn.output});
       }
-    level.assign(next.begin(), next.end());
+    std::sort(next.begin(), next.end());  // ascending, each once (as a set would hold them)
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    cands.assign(next.begin(), next.end());
   }
-  return level;
 }
 
-void Pattern::extend(size_t root, std::vector<State>& states, const GraphIndex& ix,
-                     std::vector<Match>& out) const {
-  State& s = states[root];
+void Pattern::extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector<Match>& out,
+                     size_t& count) const {
+  State& s = sc.states[root];
   if (root == roots_.size()) {
-    if (!complete(s, ix)) return;
-    Match m;
+    if (!complete(s, ix, sc)) return;
+    if (count == out.size()) out.emplace_back();
+    Match& m = out[count++];
     m.vars = s.vars;
     m.params = s.params;
+    m.outputs.clear();
     for (int r : roots_) m.outputs.push_back(s.tensors[static_cast<size_t>(r)]);
+    m.internal.clear();
     for (size_t p = 0; p < nodes_.size(); ++p)
       if (!nodes_[p].is_var) m.internal.push_back(s.tensors[p].node);
     std::sort(m.internal.begin(), m.internal.end());
     m.internal.erase(std::unique(m.internal.begin(), m.internal.end()), m.internal.end());
-    out.push_back(std::move(m));
     return;
   }
   if (root == 0) {  // nothing fixed yet: every node of the root's operator
     const PatternNode& pn = nodes_[static_cast<size_t>(roots_[0])];
     for (NodeId id : ix.nodes_of(pn.op->name)) {
       if (pn.output >= ix.graph().node(id).outputs.size()) continue;
-      states[1] = s;
-      if (bind(roots_[0], {id, pn.output}, states[1], ix)) extend(1, states, ix, out);
+      sc.states[1] = s;
+      if (bind(roots_[0], {id, pn.output}, sc.states[1], ix)) extend(1, sc, ix, out, count);
     }
     return;
   }
-  for (TensorRef t : root_candidates(root, s, ix)) {
+  // The candidates of this level stay in sc.cands[root] while deeper levels use their own.
+  std::vector<TensorRef>& cands = sc.cands[root];
+  root_candidates(root, s, ix, sc, cands);
+  for (TensorRef t : cands) {
     if (root > 0 && interchangeable_[root] &&
         !(s.tensors[static_cast<size_t>(roots_[root - 1])] < t))
       continue;
-    states[root + 1] = s;
-    if (bind(roots_[root], t, states[root + 1], ix)) extend(root + 1, states, ix, out);
+    sc.states[root + 1] = s;
+    if (bind(roots_[root], t, sc.states[root + 1], ix)) extend(root + 1, sc, ix, out, count);
   }
 }
 
 std::vector<Match> Pattern::find(const GraphIndex& ix) const {
-  if (!possible(ix)) return {};
-  std::vector<State> states(roots_.size() + 1);
-  State& s = states[0];
-  s.tensors.resize(nodes_.size());
-  s.assigned.assign(nodes_.size(), 0);
-  s.vars.resize(tensor_vars_.size());
-  s.var_bound.assign(tensor_vars_.size(), 0);
-  s.params.resize(param_vars_.size());
   std::vector<Match> out;
-  extend(0, states, ix, out);
+  out.resize(find(ix, out));
   return out;
+}
+
+size_t Pattern::find(const GraphIndex& ix, std::vector<Match>& out) const {
+  if (!possible(ix)) return 0;
+  ScratchLease<Scratch> sc;
+  if (sc->states.size() < roots_.size() + 1) sc->states.resize(roots_.size() + 1);
+  if (sc->cands.size() < roots_.size() + 1) sc->cands.resize(roots_.size() + 1);
+  State& s = sc->states[0];
+  s.tensors.assign(nodes_.size(), TensorRef{});
+  s.assigned.assign(nodes_.size(), 0);
+  s.vars.assign(tensor_vars_.size(), TensorRef{});
+  s.var_bound.assign(tensor_vars_.size(), 0);
+  s.params.assign(param_vars_.size(), std::nullopt);
+  size_t count = 0;
+  extend(0, *sc, ix, out, count);
+  return count;
 }
 
 }  // namespace graphsub::opt

@@ -41,6 +41,10 @@ class Pattern {
 
   // Every match in the graph, in a deterministic order (ascending root node ids).
   std::vector<Match> find(const GraphIndex& ix) const;
+  // The same matches written into out[0..n), n returned. Match objects already in `out` are
+  // overwritten in place (their vectors keep their storage), so a caller that keeps `out`
+  // across calls matches without allocating; entries past n are left as they were.
+  size_t find(const GraphIndex& ix, std::vector<Match>& out) const;
   // False when the graph lacks an operator the pattern needs, so find() would find nothing.
   bool possible(const GraphIndex& ix) const;
 
@@ -49,14 +53,18 @@ class Pattern {
 
  private:
   struct State;
+  struct Scratch;  // per-thread buffers of find() (scratch_pool.h)
   int compile(const rules::TermPtr& t, std::vector<std::string>& keys);
   bool bind(int p, TensorRef t, State& s, const GraphIndex& ix) const;
-  bool complete(State& s, const GraphIndex& ix) const;
-  // states[root] is the match so far; states[root + 1] is scratch for the next level (reused
-  // across candidates: assigning a state keeps the vectors' storage).
-  void extend(size_t root, std::vector<State>& states, const GraphIndex& ix,
-              std::vector<Match>& out) const;
-  std::vector<TensorRef> root_candidates(size_t root, const State& s, const GraphIndex& ix) const;
+  bool complete(State& s, const GraphIndex& ix, Scratch& sc) const;
+  // sc.states[root] is the match so far; sc.states[root + 1] is scratch for the next level
+  // (reused across candidates: assigning a state keeps the vectors' storage). Matches go to
+  // out[count++].
+  void extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector<Match>& out,
+              size_t& count) const;
+  // Candidate tensors for root `root` given the match so far, ascending, into `cands`.
+  void root_candidates(size_t root, const State& s, const GraphIndex& ix, Scratch& sc,
+                       std::vector<TensorRef>& cands) const;
 
   // interchangeable_[i] for root i > 0: roots i-1 and i are the same pattern up to renaming
   // the variables only they use, so a match and its mirror image (those roots swapped) are the

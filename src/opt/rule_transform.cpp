@@ -8,6 +8,7 @@
 #include "ir/error.h"
 #include "opt/application_price.h"
 #include "opt/rewrite.h"
+#include "opt/scratch_pool.h"
 #include "opt/structural_rules.h"
 #include "opt/target_memo.h"
 #include "rules/axiom_ops.h"
@@ -67,10 +68,20 @@ void RuleTransform::apply_priced(const GraphIndex& ix, const Pricing& pricing,
 void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
   if (!pattern_.possible(ix)) return;
   const Graph& g = ix.graph();
-  std::vector<Match> matches = pattern_.find(ix);
+  // Buffers kept across calls (per thread): matches, pricing's work vectors, replacements.
+  struct Buffers {
+    std::vector<Match> matches;
+    PriceBuffers price;
+    std::vector<Replacement> reps;
+    std::vector<TensorRef> targets;
+  };
+  ScratchLease<Buffers> lease;
+  auto& matches = lease->matches;
+  PriceBuffers& buf = lease->price;
+  std::vector<Replacement>& price_reps = lease->reps;
+  const size_t num_matches = pattern_.find(ix, matches);
   std::optional<Graph> scratch;  // the parent plus the application being priced
-  PriceBuffers buf;
-  for (size_t k = 0; k < matches.size(); ++k) {
+  for (size_t k = 0; k < num_matches; ++k) {
     const Match& m = matches[k];
     auto known = memo_.find(g, m.vars, m.params);
     if (known && known->fails) continue;
@@ -78,24 +89,28 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
       // Priced applications leave holes in the scratch table; start afresh when they add up.
       if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
       auto first = static_cast<NodeId>(scratch->num_slots());
-      std::optional<std::vector<TensorRef>> targets;
+      std::vector<TensorRef>& targets = lease->targets;
+      bool built = false;
       if (known && known->nodes) {
-        targets = known->nodes->replay(*scratch, m.vars);
+        known->nodes->replay(*scratch, m.vars, targets);
+        built = true;
       } else {
         try {
           targets = rules::instantiate(*scratch, rule_.target, bindings(m));
+          built = true;
         } catch (const Error&) {  // the target does not type-check here: not an application
           memo_.add(g, m.vars, m.params, {true, std::nullopt});
         }
-        if (targets && !known)
+        if (built && !known)
           memo_.add(g, m.vars, m.params,
-                    {false, Template::record(*scratch, first, m.vars, *targets)});
+                    {false, Template::record(*scratch, first, m.vars, targets)});
       }
       std::optional<double> price;
-      if (targets) {
-        std::vector<Replacement> reps;
-        for (size_t i = 0; i < targets->size(); ++i) reps.push_back({m.outputs[i], (*targets)[i]});
-        price = price_application(ix, *scratch, first, reps, m.internal, *pricing, buf);
+      if (built) {
+        price_reps.clear();
+        for (size_t i = 0; i < targets.size(); ++i)
+          price_reps.push_back({m.outputs[i], targets[i]});
+        price = price_application(ix, *scratch, first, price_reps, m.internal, *pricing, buf);
       }
       for (NodeId id = first; id < scratch->num_slots(); ++id)
         if (scratch->alive(id)) scratch->remove(id);

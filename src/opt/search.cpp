@@ -84,13 +84,13 @@ using Key = std::pair<double, uint64_t>;  // (cost, discovery order): determinis
 // removed, plus the nodes it added (ids at or past the parent's table size).
 double candidate_cost(const Graph& parent, const std::vector<double>& parent_costs,
                       double parent_total, const std::vector<uint8_t>& parent_constant,
-                      const Graph& child, CostModel& model) {
+                      const Graph& child, CostModel& model, std::vector<uint8_t>& constant) {
   double c = parent_total;
   size_t n = parent.num_slots();
   for (NodeId id = 0; id < n; ++id)
     if (parent.alive(id) && !child.alive(id)) c -= parent_costs[id];
   if (child.num_slots() <= n) return c;
-  std::vector<uint8_t> constant(child.num_slots(), 0);
+  constant.assign(child.num_slots(), 0);  // the caller's buffer, reused across candidates
   std::copy(parent_constant.begin(), parent_constant.end(), constant.begin());
   for (NodeId id = static_cast<NodeId>(n); id < child.num_slots(); ++id) {
     if (!child.alive(id)) continue;
@@ -124,6 +124,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   uint64_t order = 0;
   queue.emplace(Key{res.initial_cost, order++}, Entry{input, nullptr, nullptr});
   std::vector<NodeId> topo;
+  std::vector<uint8_t> child_constant;  // candidate_cost's scratch
   res.stopped_by = "exhausted";
   bool out_of_time = false;
 
@@ -191,7 +192,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
       transforms[ti]->apply_priced(ix, pricing, [&](Candidate&& cand) {
         size_t my_ordinal = cand.ordinal.value_or(emitted);
         ++emitted;
-        double c = candidate_cost(g, costs, total, constant, cand.graph, model);
+        double c = candidate_cost(g, costs, total, constant, cand.graph, model, child_constant);
         if (!cand.admitted && !admit(c)) return;
         // Admitted on its price: the exact cost decides (the same up to rounding).
         if (cand.admitted && !(c < opts.alpha * res.best_cost)) return;

@@ -17,17 +17,25 @@ void mix_type(uint64_t& h, const TensorType& t) {
   for (auto d : t.shape) mix(h, static_cast<uint64_t>(d));
 }
 
+// The first variable bound to the same tensor as variable i.
+uint32_t same_as_at(const std::vector<TensorRef>& vars, size_t i) {
+  for (size_t j = 0; j < i; ++j)
+    if (vars[j] == vars[i]) return static_cast<uint32_t>(j);
+  return static_cast<uint32_t>(i);
+}
+
 std::vector<uint32_t> same_as(const std::vector<TensorRef>& vars) {
   std::vector<uint32_t> s(vars.size());
-  for (size_t i = 0; i < vars.size(); ++i) {
-    s[i] = static_cast<uint32_t>(i);
-    for (size_t j = 0; j < i; ++j)
-      if (vars[j] == vars[i]) {
-        s[i] = static_cast<uint32_t>(j);
-        break;
-      }
-  }
+  for (size_t i = 0; i < vars.size(); ++i) s[i] = same_as_at(vars, i);
   return s;
+}
+
+// e.same_as == same_as(vars), without building the latter (find runs per candidate).
+bool same_aliasing(const std::vector<uint32_t>& recorded, const std::vector<TensorRef>& vars) {
+  if (recorded.size() != vars.size()) return false;
+  for (size_t i = 0; i < vars.size(); ++i)
+    if (recorded[i] != same_as_at(vars, i)) return false;
+  return true;
 }
 
 }  // namespace
@@ -63,6 +71,13 @@ std::optional<Template> Template::record(const Graph& g, NodeId first,
 }
 
 std::vector<TensorRef> Template::replay(Graph& g, const std::vector<TensorRef>& vars) const {
+  std::vector<TensorRef> out;
+  replay(g, vars, out);
+  return out;
+}
+
+void Template::replay(Graph& g, const std::vector<TensorRef>& vars,
+                      std::vector<TensorRef>& out) const {
   auto first = static_cast<NodeId>(g.num_slots());
   auto tensor = [&](const Ref& r) {
     return r.is_var ? vars[r.index] : TensorRef{first + r.index, r.output};
@@ -74,15 +89,14 @@ std::vector<TensorRef> Template::replay(Graph& g, const std::vector<TensorRef>& 
     NodeId id = g.add_unchecked(*n.op, std::move(ins), n.attrs, {}, n.outputs.size());
     for (uint32_t k = 0; k < n.outputs.size(); ++k) g.set_output_type({id, k}, n.outputs[k]);
   }
-  std::vector<TensorRef> out;
+  out.clear();
   for (auto& r : targets) out.push_back(tensor(r));
-  return out;
 }
 
 uint64_t TargetMemo::key(const Graph& g, const std::vector<TensorRef>& vars, const Params& params) {
   uint64_t h = vars.size();
   for (auto r : vars) mix_type(h, g.type(r));
-  for (auto s : same_as(vars)) mix(h, s);
+  for (size_t i = 0; i < vars.size(); ++i) mix(h, same_as_at(vars, i));
   for (auto& p : params) {
     if (!p) {
       mix(h, 1);
@@ -104,7 +118,8 @@ std::shared_ptr<const TargetMemo::Outcome> TargetMemo::find(const Graph& g,
   auto it = entries_.find(k);
   if (it == entries_.end()) return nullptr;
   for (const Entry& e : it->second) {
-    if (e.params != params || e.types.size() != vars.size() || e.same_as != same_as(vars)) continue;
+    if (e.params != params || e.types.size() != vars.size() || !same_aliasing(e.same_as, vars))
+      continue;
     bool same = true;
     for (size_t i = 0; i < vars.size() && same; ++i) same = e.types[i] == g.type(vars[i]);
     if (same) return e.outcome;

@@ -42,6 +42,8 @@ struct Template {
   // Adds the nodes to `g` (output types as recorded; weights without data: for pricing) and
   // returns the target tensors.
   std::vector<TensorRef> replay(Graph& g, const std::vector<TensorRef>& vars) const;
+  // The same, writing the target tensors into `targets` (its storage reused).
+  void replay(Graph& g, const std::vector<TensorRef>& vars, std::vector<TensorRef>& targets) const;
 };
 
 class TargetMemo {
