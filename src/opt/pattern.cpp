@@ -203,6 +203,22 @@ bool Pattern::possible(const GraphIndex& ix) const {
   return true;
 }
 
+bool Pattern::could_bind(int p, TensorRef t, const GraphIndex& ix) const {
+  const PatternNode& pn = nodes_[static_cast<size_t>(p)];
+  if (pn.is_var) return true;
+  const Node& n = ix.graph().node(t.node);
+  if (n.op != pn.op || t.output != pn.output || n.inputs.size() != pn.inputs.size()) return false;
+  if (!pn.literal.empty()) {
+    const auto& vals = ix.params(t.node);
+    if (!vals || vals->size() != pn.literal.size()) return false;
+    for (size_t i = 0; i < vals->size(); ++i)
+      if (pn.param_var[i] < 0 && (*vals)[i] != pn.literal[i]) return false;
+  }
+  for (size_t i = 0; i < pn.inputs.size(); ++i)
+    if (!could_bind(pn.inputs[i], n.inputs[i], ix)) return false;
+  return true;
+}
+
 bool Pattern::bind(int p, TensorRef t, State& s, const GraphIndex& ix) const {
   const Graph& g = ix.graph();
   const PatternNode& pn = nodes_[static_cast<size_t>(p)];
@@ -357,6 +373,7 @@ void Pattern::extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector
     const PatternNode& pn = nodes_[static_cast<size_t>(roots_[0])];
     for (NodeId id : ix.nodes_of(pn.op->name)) {
       if (pn.output >= ix.graph().node(id).outputs.size()) continue;
+      if (!could_bind(roots_[0], {id, pn.output}, ix)) continue;  // spares copying the state
       sc.states[1] = s;
       if (bind(roots_[0], {id, pn.output}, sc.states[1], ix)) extend(1, sc, ix, out, count);
     }
@@ -369,6 +386,7 @@ void Pattern::extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector
     if (root > 0 && interchangeable_[root] &&
         !(s.tensors[static_cast<size_t>(roots_[root - 1])] < t))
       continue;
+    if (!could_bind(roots_[root], t, ix)) continue;  // spares copying the state
     sc.states[root + 1] = s;
     if (bind(roots_[root], t, sc.states[root + 1], ix)) extend(root + 1, sc, ix, out, count);
   }

@@ -66,7 +66,7 @@ void RuleTransform::apply_priced(const GraphIndex& ix, const Pricing& pricing,
 }
 
 void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
-  if (!pattern_.possible(ix)) return;
+  if (!pattern_.possible(ix)) return;  // before leasing buffers: most rules stop here
   const Graph& g = ix.graph();
   // Buffers kept across calls (per thread): matches, pricing's work vectors, replacements.
   struct Buffers {
