@@ -187,3 +187,54 @@ TEST(OptPricing, TemplateReplaysTheRecordedNodes) {
 
 }  // namespace
 }  // namespace graphsub::opt
+
+namespace graphsub::opt {
+namespace {
+
+// merge-group-convs prices each application before building it, like the rule transforms:
+// the same candidates and ordinals as its plain apply, each price the cost of the built graph,
+// and nothing built when every price is refused.
+TEST(OptPricing, MergeGroupConvsPricedAgreesWithPlain) {
+  OverheadCost model;
+  const Transform* merge = nullptr;
+  for (const Transform* t : library().transforms())
+    if (t->name() == "merge-group-convs") merge = t;
+  ASSERT_NE(merge, nullptr);
+  Graph g = resnext50(false);
+  GraphIndex ix(g);
+  auto constant = constant_nodes(g);
+  std::vector<double> costs(g.num_slots(), 0);
+  double total = model.per_graph_cost();
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id)) total += costs[id] = model.node_cost(g, id, constant);
+  for (bool admit_all : {true, false}) {
+    size_t admit_calls = 0;
+    std::optional<double> last;
+    Pricing pricing{costs, total, constant, model, [&](double c) {
+                      ++admit_calls;
+                      last = c;
+                      return admit_all;
+                    }};
+    std::vector<std::pair<uint64_t, size_t>> priced, plain;
+    merge->apply_priced(ix, pricing, [&](Candidate&& c) {
+      EXPECT_TRUE(c.admitted);
+      ASSERT_TRUE(last.has_value());
+      double full = model.graph_cost(c.graph);
+      EXPECT_NEAR(*last, full, 1e-9 * std::max(1.0, std::abs(full))) << c.where;
+      priced.push_back({structural_hash(c.graph), c.ordinal.value_or(~size_t{0})});
+      last.reset();
+    });
+    merge->apply(ix, [&](Candidate&& c) {
+      plain.push_back({structural_hash(c.graph), c.ordinal.value_or(~size_t{0})});
+    });
+    EXPECT_GT(plain.size(), 5u);  // ResNeXt's grouped convs
+    EXPECT_EQ(admit_calls, plain.size());
+    if (admit_all)
+      EXPECT_EQ(priced, plain);
+    else
+      EXPECT_TRUE(priced.empty());
+  }
+}
+
+}  // namespace
+}  // namespace graphsub::opt

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "ir/error.h"
+#include "opt/application_price.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
@@ -17,35 +18,67 @@ class MergeGroupConvs : public BuiltinTransform {
  public:
   MergeGroupConvs() : BuiltinTransform("merge-group-convs") {}
 
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override {
+  void apply(const GraphIndex& ix, const EmitFn& emit) const override { run(ix, nullptr, emit); }
+  // Prices each application on a scratch copy of the graph first (application_price.h) and
+  // builds only those pricing.admit accepts: most are discarded for their cost. Candidates
+  // carry their number among the applications that type-check, as apply() emits them.
+  void apply_priced(const GraphIndex& ix, const Pricing& pricing,
+                    const EmitFn& emit) const override {
+    run(ix, &pricing, emit);
+  }
+
+ private:
+  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
     const Graph& g = ix.graph();
+    std::optional<Graph> scratch;  // the parent plus the application being priced
+    PriceBuffers buf;
+    size_t ordinal = 0;
     for (NodeId c : ix.nodes_of("conv")) {
       ConvShape s = conv_shape(g, c);
       if (s.groups < 2 || s.groups % 2 != 0 || !ix.constant(g.node(c).inputs[1])) continue;
+      size_t my_ordinal = ordinal;
+      if (pricing) {
+        if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
+        auto first = static_cast<NodeId>(scratch->num_slots());
+        std::optional<double> price;
+        try {
+          // The mask's data and name do not change the price (weights cost nothing).
+          TensorRef mask{scratch->add_weight("group_mask", mask_type()), 0};
+          TensorRef conv = build(*scratch, g.node(c), s, mask);
+          price = price_application(ix, *scratch, first, {{{c, 0}, conv}}, {c}, *pricing, buf);
+        } catch (const Error&) {  // does not type-check: not an application
+        }
+        for (NodeId id = first; id < scratch->num_slots(); ++id)
+          if (scratch->alive(id)) scratch->remove(id);
+        if (!price) continue;
+        ++ordinal;
+        if (!pricing->admit(*price)) continue;
+      }
       try {
         auto out = merge(g, c, s);
-        if (out)
-          emit({std::move(*out),
-                fmt::format("{} ({} -> {} groups)", node_label(g, c), s.groups, s.groups / 2)});
+        if (!out) continue;
+        if (!pricing) ++ordinal;
+        emit({std::move(*out),
+              fmt::format("{} ({} -> {} groups)", node_label(g, c), s.groups, s.groups / 2),
+              my_ordinal, pricing != nullptr});
       } catch (const Error&) {  // does not type-check: not an application
       }
     }
   }
 
- private:
-  // w [O, I/g, kh, kw] -> [g/2, 2, O/g, 1, I/g, kh*kw] * mask[1, 2, 1, 2, 1, 1] (identity on
-  // the two "2" axes) -> [O, 2I/g, kh, kw]: old group 2j+a lands in new group j, input half a.
-  static std::optional<Graph> merge(const Graph& g, NodeId c, const ConvShape& s) {
-    const Node& n = g.node(c);
+  static TensorType mask_type() {
+    TensorType t;
+    t.shape = {1, 2, 1, 2, 1, 1};
+    return t;
+  }
+
+  // The merged conv reading `mask` [1, 2, 1, 2, 1, 1], added to `h`:
+  // w [O, I/g, kh, kw] -> [g/2, 2, O/g, 1, I/g, kh*kw] * mask (identity on the two "2" axes)
+  // -> [O, 2I/g, kh, kw]: old group 2j+a lands in new group j, input half a.
+  static TensorRef build(Graph& h, const Node& n, const ConvShape& s, TensorRef mask) {
     TensorRef w = n.inputs[1];
-    const Shape& ws = g.type(w).shape;
+    const Shape ws = h.type(w).shape;
     int64_t out_per_group = ws[0] / s.groups, in_per_group = ws[1], taps = ws[2] * ws[3];
-    Rewrite rw(g);
-    Graph& h = rw.graph();
-    TensorType mask_type;
-    mask_type.shape = {1, 2, 1, 2, 1, 1};
-    std::string base = g.node(w.node).name.empty() ? fmt::format("conv{}", c) : g.node(w.node).name;
-    TensorRef mask = rw.add_weight(base + ".group_mask", mask_type, {1, 0, 0, 1});
     auto reshape = [&](TensorRef t, std::vector<int64_t> shape) {
       return TensorRef{h.add("reshape", {t}, {{"shape", std::move(shape)}}), 0};
     };
@@ -54,7 +87,16 @@ class MergeGroupConvs : public BuiltinTransform {
     TensorRef merged_w = reshape(spread, {ws[0], 2 * in_per_group, ws[2], ws[3]});
     std::vector<TensorRef> ins = n.inputs;
     ins[1] = merged_w;
-    TensorRef conv{h.add(*n.op, ins, n.attrs, n.name), 0};
+    return {h.add(*n.op, ins, n.attrs, n.name), 0};
+  }
+
+  static std::optional<Graph> merge(const Graph& g, NodeId c, const ConvShape& s) {
+    const Node& n = g.node(c);
+    TensorRef w = n.inputs[1];
+    Rewrite rw(g);
+    std::string base = g.node(w.node).name.empty() ? fmt::format("conv{}", c) : g.node(w.node).name;
+    TensorRef mask = rw.add_weight(base + ".group_mask", mask_type(), {1, 0, 0, 1});
+    TensorRef conv = build(rw.graph(), n, s, mask);
     return std::move(rw).finish({{{c, 0}, conv}});
   }
 };
