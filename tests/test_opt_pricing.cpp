@@ -39,15 +39,22 @@ struct Priced {
   size_t mismatches = 0;
 };
 
+// The cost of every live node of `g` (indexed by node id) and of the whole graph.
+std::pair<std::vector<double>, double> node_costs(const Graph& g, CostModel& model,
+                                                  const std::vector<uint8_t>& constant) {
+  std::vector<double> costs(g.num_slots(), 0);
+  double total = model.per_graph_cost();
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id)) total += costs[id] = model.node_cost(g, id, constant);
+  return {std::move(costs), total};
+}
+
 // Applies every rule transform to `g` priced, admitting when `admit_all`, and checks each
 // emitted candidate's price against the cost of its graph computed from scratch.
 Priced apply_priced(const Graph& g, CostModel& model, bool admit_all) {
   GraphIndex ix(g);
   auto constant = constant_nodes(g);
-  std::vector<double> costs(g.num_slots(), 0);
-  double total = model.per_graph_cost();
-  for (NodeId id = 0; id < g.num_slots(); ++id)
-    if (g.alive(id)) total += costs[id] = model.node_cost(g, id, constant);
+  auto [costs, total] = node_costs(g, model, constant);
   Priced out;
   std::optional<double> last;
   Pricing pricing{costs, total, constant, model, [&](double c) {
@@ -203,10 +210,7 @@ TEST(OptPricing, MergeGroupConvsPricedAgreesWithPlain) {
   Graph g = resnext50(false);
   GraphIndex ix(g);
   auto constant = constant_nodes(g);
-  std::vector<double> costs(g.num_slots(), 0);
-  double total = model.per_graph_cost();
-  for (NodeId id = 0; id < g.num_slots(); ++id)
-    if (g.alive(id)) total += costs[id] = model.node_cost(g, id, constant);
+  auto [costs, total] = node_costs(g, model, constant);
   for (bool admit_all : {true, false}) {
     size_t admit_calls = 0;
     std::optional<double> last;
