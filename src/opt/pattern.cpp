@@ -203,17 +203,22 @@ bool Pattern::possible(const GraphIndex& ix) const {
   return true;
 }
 
+bool Pattern::node_fits(const PatternNode& pn, TensorRef t, const GraphIndex& ix) const {
+  const Node& n = ix.graph().node(t.node);
+  if (n.op != pn.op || t.output != pn.output || n.inputs.size() != pn.inputs.size()) return false;
+  if (pn.literal.empty()) return true;
+  const auto& vals = ix.params(t.node);
+  if (!vals || vals->size() != pn.literal.size()) return false;
+  for (size_t i = 0; i < vals->size(); ++i)
+    if (pn.param_var[i] < 0 && (*vals)[i] != pn.literal[i]) return false;
+  return true;
+}
+
 bool Pattern::could_bind(int p, TensorRef t, const GraphIndex& ix) const {
   const PatternNode& pn = nodes_[static_cast<size_t>(p)];
   if (pn.is_var) return true;
+  if (!node_fits(pn, t, ix)) return false;
   const Node& n = ix.graph().node(t.node);
-  if (n.op != pn.op || t.output != pn.output || n.inputs.size() != pn.inputs.size()) return false;
-  if (!pn.literal.empty()) {
-    const auto& vals = ix.params(t.node);
-    if (!vals || vals->size() != pn.literal.size()) return false;
-    for (size_t i = 0; i < vals->size(); ++i)
-      if (pn.param_var[i] < 0 && (*vals)[i] != pn.literal[i]) return false;
-  }
   for (size_t i = 0; i < pn.inputs.size(); ++i)
     if (!could_bind(pn.inputs[i], n.inputs[i], ix)) return false;
   return true;
@@ -229,17 +234,12 @@ bool Pattern::bind(int p, TensorRef t, State& s, const GraphIndex& ix) const {
     s.vars[v] = t;
     s.var_bound[v] = 1;
   } else {
-    const Node& n = g.node(t.node);
-    if (n.op != pn.op || t.output != pn.output || n.inputs.size() != pn.inputs.size()) return false;
+    if (!node_fits(pn, t, ix)) return false;
     if (!pn.literal.empty()) {
       const auto& vals = ix.params(t.node);
-      if (!vals || vals->size() != pn.literal.size()) return false;
       for (size_t i = 0; i < vals->size(); ++i) {
         int pv = pn.param_var[i];
-        if (pv < 0) {
-          if ((*vals)[i] != pn.literal[i]) return false;
-          continue;
-        }
+        if (pv < 0) continue;  // a literal, checked by node_fits
         auto& slot = s.params[static_cast<size_t>(pv)];
         if (slot && *slot != (*vals)[i]) return false;
         slot = (*vals)[i];

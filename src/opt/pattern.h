@@ -56,6 +56,9 @@ class Pattern {
   struct Scratch;  // per-thread buffers of find() (scratch_pool.h)
   int compile(const rules::TermPtr& t, std::vector<std::string>& keys);
   bool bind(int p, TensorRef t, State& s, const GraphIndex& ix) const;
+  // Whether graph tensor t has the pattern node's operator, output, arity and literal
+  // parameters (its parameter variables are bind()'s business).
+  bool node_fits(const PatternNode& pn, TensorRef t, const GraphIndex& ix) const;
   // What bind() checks that needs no state: operators, outputs, arities and literal parameters
   // of the pattern below p. False means bind() would fail; true promises nothing.
   bool could_bind(int p, TensorRef t, const GraphIndex& ix) const;
