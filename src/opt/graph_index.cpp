@@ -31,10 +31,8 @@ GraphIndex::GraphIndex(const Graph& g)
   for (NodeId id = 0; id < g.num_slots(); ++id)
     if (g.alive(id)) {
       by_op_[g.node(id).op->name].push_back(id);
-      ops_.push_back(g.node(id).op);
+      op_set_.set(op_number(g.node(id).op));
     }
-  std::sort(ops_.begin(), ops_.end());  // only searched, never iterated into outputs
-  ops_.erase(std::unique(ops_.begin(), ops_.end()), ops_.end());
   params_done_.assign(g.num_slots(), 0);
   params_.resize(g.num_slots());
   std::vector<uint8_t> live(g.num_slots(), 0);
@@ -56,8 +54,45 @@ bool GraphIndex::feeds_graph_output(NodeId id) const {
   return it != outputs_.end() && it->node == id;
 }
 
-bool GraphIndex::has_op(const OpDef* op) const {
-  return std::binary_search(ops_.begin(), ops_.end(), op);
+bool GraphIndex::passes(const NodeTest& test, TensorRef t) const {
+  const Node& n = g_.node(t.node);
+  if (n.op != test.op || t.output != test.output || n.inputs.size() != test.arity) return false;
+  if (test.num_params == 0) return true;
+  const auto& vals = params(t.node);
+  if (!vals || vals->size() != test.num_params) return false;
+  for (auto& [pos, v] : test.literals)
+    if ((*vals)[pos] != v) return false;
+  return true;
+}
+
+const std::vector<NodeId>& GraphIndex::list(uint32_t id, const RootFilter& f,
+                                            bool root_only) const {
+  if (id >= lists_.size()) {
+    lists_.resize(id + 1);
+    lists_done_.resize(id + 1, 0);
+  }
+  if (lists_done_[id]) return lists_[id];
+  std::vector<NodeId> out;
+  if (root_only) {
+    for (NodeId n : nodes_of(f.root.op->name))
+      if (f.root.output < g_.node(n).outputs.size() && passes(f.root, {n, f.root.output}))
+        out.push_back(n);
+  } else {
+    for (NodeId n : list(f.root_id, f, true)) {
+      const auto& ins = g_.node(n).inputs;
+      bool ok = true;
+      for (size_t i = 0; i < f.args.size() && ok; ++i)
+        ok = !f.args[i] || passes(*f.args[i], ins[i]);
+      if (ok) out.push_back(n);
+    }
+  }
+  lists_[id] = std::move(out);  // after the recursive call: it may grow lists_
+  lists_done_[id] = 1;
+  return lists_[id];
+}
+
+const std::vector<NodeId>& GraphIndex::candidates(const RootFilter& f) const {
+  return list(f.id, f, f.id == f.root_id);
 }
 
 const std::optional<std::vector<AxiomParam>>& GraphIndex::params(NodeId id) const {

@@ -2,12 +2,14 @@
 // Facts about one graph that every transform asks while looking for matches: who reads each
 // node, which nodes compute only from weights and constants, which tensors are graph outputs,
 // and the nodes of each operator. Built once per expanded graph and shared by all transforms.
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
+#include "opt/root_filter.h"
 
 namespace graphsub::opt {
 
@@ -36,7 +38,16 @@ class GraphIndex {
   // True when some output of `id` is a graph output.
   bool feeds_graph_output(NodeId id) const;
   // True when some alive node applies `op`.
-  bool has_op(const OpDef* op) const;
+  bool has_op(const OpDef* op) const { return op_set_.test(op_number(op)); }
+  // The operators of alive nodes.
+  const OpSet& op_set() const { return op_set_; }
+  // Whether tensor t passes a pattern node's stateless test (operator, output, arity, literal
+  // parameters).
+  bool passes(const NodeTest& test, TensorRef t) const;
+  // Alive nodes of the filter's root operator, ascending, whose output `root.output` passes the
+  // root test and whose arguments pass theirs. Computed on first use and kept (the reference
+  // stays valid for the index's lifetime).
+  const std::vector<NodeId>& candidates(const RootFilter& f) const;
   // OpDef::attrs_to_params of an operator node (nullopt: outside the axiom language or no
   // such function). Computed on first use and kept: thousands of rules ask for the same node.
   const std::optional<std::vector<AxiomParam>>& params(NodeId id) const;
@@ -48,9 +59,13 @@ class GraphIndex {
   std::vector<TensorRef> outputs_;  // sorted
   std::map<std::string, std::vector<NodeId>, std::less<>> by_op_;
   bool has_dead_ = false;
-  std::vector<const OpDef*> ops_;  // distinct operators of alive nodes, sorted by address
+  OpSet op_set_;
   mutable std::vector<uint8_t> params_done_;
   mutable std::vector<std::optional<std::vector<AxiomParam>>> params_;
+  // candidates() by interned filter id; a deque keeps earlier lists in place when it grows.
+  mutable std::deque<std::vector<NodeId>> lists_;
+  mutable std::vector<uint8_t> lists_done_;
+  const std::vector<NodeId>& list(uint32_t id, const RootFilter& f, bool root_only) const;
 };
 
 // constant flags by node id for a whole graph (see GraphIndex::constant).

@@ -154,7 +154,16 @@ Pattern::Pattern(const rules::Rule& rule) : rule_name_(rule.name), constraints_(
     roots_.push_back(compile(t, keys));
   }
   for (auto& n : nodes_)
-    if (!n.is_var && std::find(ops_.begin(), ops_.end(), n.op) == ops_.end()) ops_.push_back(n.op);
+    if (!n.is_var) ops_.set(op_number(n.op));
+  for (int r : roots_) {
+    const PatternNode& pn = nodes_[static_cast<size_t>(r)];
+    std::vector<std::optional<NodeTest>> args;
+    for (int a : pn.inputs) {
+      const PatternNode& an = nodes_[static_cast<size_t>(a)];
+      args.push_back(an.is_var ? std::nullopt : std::optional<NodeTest>(node_test(an)));
+    }
+    root_filters_.push_back(make_root_filter(node_test(pn), std::move(args)));
+  }
   // Conditions might tell mirrored matches apart; only unconditional rules are reduced.
   interchangeable_.assign(rule.source.size(), 0);
   for (size_t i = 1; i < rule.source.size() && rule.constraints.empty(); ++i)
@@ -198,9 +207,18 @@ int Pattern::compile(const TermPtr& t, std::vector<std::string>& keys) {
 }
 
 bool Pattern::possible(const GraphIndex& ix) const {
-  for (const OpDef* op : ops_)
-    if (!ix.has_op(op)) return false;
-  return true;
+  return (ops_ & ~ix.op_set()).none();
+}
+
+NodeTest Pattern::node_test(const PatternNode& pn) const {
+  NodeTest t{pn.op,
+             pn.output,
+             static_cast<uint32_t>(pn.inputs.size()),
+             static_cast<uint32_t>(pn.literal.size()),
+             {}};
+  for (size_t i = 0; i < pn.literal.size(); ++i)
+    if (pn.param_var[i] < 0) t.literals.push_back({static_cast<uint32_t>(i), pn.literal[i]});
+  return t;
 }
 
 bool Pattern::node_fits(const PatternNode& pn, TensorRef t, const GraphIndex& ix) const {
@@ -322,10 +340,9 @@ void Pattern::root_candidates(size_t root, const State& s, const GraphIndex& ix,
     cands.push_back(s.tensors[static_cast<size_t>(r)]);
     return;
   }
-  if (!found) {
+  if (!found) {  // the nodes that pass the root's filter (the others fail could_bind)
     const PatternNode& pn = nodes_[static_cast<size_t>(r)];
-    for (NodeId id : ix.nodes_of(pn.op->name))
-      if (pn.output < g.node(id).outputs.size()) cands.push_back({id, pn.output});
+    for (NodeId id : ix.candidates(root_filters_[root])) cands.push_back({id, pn.output});
     return;
   }
   const PatternNode& fn = nodes_[static_cast<size_t>(fixed)];
@@ -369,10 +386,9 @@ void Pattern::extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector
     m.internal.erase(std::unique(m.internal.begin(), m.internal.end()), m.internal.end());
     return;
   }
-  if (root == 0) {  // nothing fixed yet: every node of the root's operator
+  if (root == 0) {  // nothing fixed yet: the nodes that pass the root's filter
     const PatternNode& pn = nodes_[static_cast<size_t>(roots_[0])];
-    for (NodeId id : ix.nodes_of(pn.op->name)) {
-      if (pn.output >= ix.graph().node(id).outputs.size()) continue;
+    for (NodeId id : ix.candidates(root_filters_[0])) {
       if (!could_bind(roots_[0], {id, pn.output}, ix)) continue;  // spares copying the state
       sc.states[1] = s;
       if (bind(roots_[0], {id, pn.output}, sc.states[1], ix)) extend(1, sc, ix, out, count);

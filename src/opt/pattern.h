@@ -59,6 +59,7 @@ class Pattern {
   // Whether graph tensor t has the pattern node's operator, output, arity and literal
   // parameters (its parameter variables are bind()'s business).
   bool node_fits(const PatternNode& pn, TensorRef t, const GraphIndex& ix) const;
+  NodeTest node_test(const PatternNode& pn) const;
   // What bind() checks that needs no state: operators, outputs, arities and literal parameters
   // of the pattern below p. False means bind() would fail; true promises nothing.
   bool could_bind(int p, TensorRef t, const GraphIndex& ix) const;
@@ -78,9 +79,10 @@ class Pattern {
   std::vector<uint8_t> interchangeable_;
   std::string rule_name_;
   std::vector<rules::TermPtr> constraints_;
-  std::vector<PatternNode> nodes_;  // children before parents
-  std::vector<int> roots_;          // per source output
-  std::vector<const OpDef*> ops_;   // distinct operators of the pattern
+  std::vector<PatternNode> nodes_;        // children before parents
+  std::vector<int> roots_;                // per source output
+  OpSet ops_;                             // operators of the pattern
+  std::vector<RootFilter> root_filters_;  // per root: its candidates when nothing is fixed
   std::vector<std::string> tensor_vars_, param_vars_;
 };
 
