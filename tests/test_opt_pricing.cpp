@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <optional>
+#include <string>
 
 #include "ir/builder.h"
 #include "ir/hash.h"
@@ -198,16 +199,16 @@ TEST(OptPricing, TemplateReplaysTheRecordedNodes) {
 namespace graphsub::opt {
 namespace {
 
-// merge-group-convs prices each application before building it, like the rule transforms:
-// the same candidates and ordinals as its plain apply, each price the cost of the built graph,
-// and nothing built when every price is refused.
-TEST(OptPricing, MergeGroupConvsPricedAgreesWithPlain) {
+// The built-in merges price each application before building it, like the rule transforms:
+// the same candidates and ordinals as their plain apply, each price the cost of the built
+// graph, and nothing built when every price is refused.
+void check_priced_agrees_with_plain(const std::string& name, const Graph& g, size_t min_apps) {
+  SCOPED_TRACE(name);
   OverheadCost model;
   const Transform* merge = nullptr;
   for (const Transform* t : library().transforms())
-    if (t->name() == "merge-group-convs") merge = t;
+    if (t->name() == name) merge = t;
   ASSERT_NE(merge, nullptr);
-  Graph g = resnext50(false);
   GraphIndex ix(g);
   auto constant = constant_nodes(g);
   auto [costs, total] = node_costs(g, model, constant);
@@ -229,15 +230,26 @@ TEST(OptPricing, MergeGroupConvsPricedAgreesWithPlain) {
       last.reset();
     });
     merge->apply(ix, [&](Candidate&& c) {
+      // Plain applications are numbered in the order they are emitted.
+      EXPECT_EQ(c.ordinal.value_or(plain.size()), plain.size());
       plain.push_back({structural_hash(c.graph), c.ordinal.value_or(~size_t{0})});
     });
-    EXPECT_GT(plain.size(), 5u);  // ResNeXt's grouped convs
+    EXPECT_GE(plain.size(), min_apps);
     EXPECT_EQ(admit_calls, plain.size());
     if (admit_all)
       EXPECT_EQ(priced, plain);
     else
       EXPECT_TRUE(priced.empty());
   }
+}
+
+TEST(OptPricing, MergeGroupConvsPricedAgreesWithPlain) {
+  check_priced_agrees_with_plain("merge-group-convs", resnext50(false), 6);  // grouped convs
+}
+
+TEST(OptPricing, MergeConvsPricedAgreesWithPlain) {
+  // Inception's branches start with convs reading one tensor.
+  check_priced_agrees_with_plain("merge-convs", inception_v3(false), 6);
 }
 
 }  // namespace

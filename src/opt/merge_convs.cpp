@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "ir/error.h"
+#include "opt/application_price.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
@@ -52,51 +53,85 @@ class MergeConvs : public BuiltinTransform {
  public:
   MergeConvs() : BuiltinTransform("merge-convs") {}
 
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override {
-    const Graph& g = ix.graph();
-    for (NodeId x = 0; x < g.num_slots(); ++x) {
-      if (!g.alive(x)) continue;
-      for (uint32_t o = 0; o < g.node(x).outputs.size(); ++o) {
-        std::vector<NodeId> convs;
-        for (NodeId u : ix.users({x, o}))
-          if (g.node(u).op->name == "conv" && g.node(u).inputs[0] == TensorRef{x, o})
-            convs.push_back(u);
-        for (size_t i = 0; i < convs.size(); ++i)
-          for (size_t j = i + 1; j < convs.size(); ++j) try_merge(ix, convs[i], convs[j], emit);
-      }
-    }
+  void apply(const GraphIndex& ix, const EmitFn& emit) const override { run(ix, nullptr, emit); }
+  // Prices each application on a scratch copy of the graph first (application_price.h) and
+  // builds only those pricing.admit accepts. Candidates carry their number among the
+  // applications that type-check, as apply() emits them.
+  void apply_priced(const GraphIndex& ix, const Pricing& pricing,
+                    const EmitFn& emit) const override {
+    run(ix, &pricing, emit);
   }
 
  private:
-  static void try_merge(const GraphIndex& ix, NodeId a, NodeId b, const EmitFn& emit) {
-    auto p = plan(ix, a, b);
-    if (!p) return;
+  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
     const Graph& g = ix.graph();
-    try {
-      Rewrite rw(g);
-      Graph& h = rw.graph();
-      auto weight = [&](NodeId c) {
-        TensorRef w = g.node(c).inputs[1];
-        ConvShape s = conv_shape(g, c);
-        if (s.kh == p->kh && s.kw == p->kw) return w;
-        return TensorRef{h.add("enlarge", {w}, {{"kernel", std::vector<int64_t>{p->kh, p->kw}}}),
-                         0};
-      };
-      const Node& na = g.node(a);
-      std::vector<TensorRef> ins = {na.inputs[0]};
-      ins.push_back({h.add("concat", {weight(a), weight(b)}, {{"axis", int64_t{0}}}), 0});
-      if (na.inputs.size() > 2)
-        ins.push_back(
-            {h.add("concat", {na.inputs[2], g.node(b).inputs[2]}, {{"axis", int64_t{0}}}), 0});
-      Attrs attrs = na.attrs;
-      attrs.set("pads", p->pads);
-      TensorRef merged{h.add(*na.op, ins, attrs), 0};
-      NodeId split = h.add("split", {merged}, {{"axis", int64_t{1}}});
-      auto out = std::move(rw).finish({{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}});
-      if (out)
-        emit({std::move(*out), fmt::format("{} with {}", node_label(g, a), node_label(g, b))});
-    } catch (const Error&) {  // does not type-check: not an application
+    // (data input, conv) for every conv: sorted, the convs reading one tensor are adjacent
+    // and ascending, and tensors come in ascending order.
+    std::vector<std::pair<TensorRef, NodeId>> readers;
+    for (NodeId c : ix.nodes_of("conv")) readers.push_back({g.node(c).inputs[0], c});
+    std::sort(readers.begin(), readers.end());
+    std::optional<Graph> scratch;  // the parent plus the application being priced
+    PriceBuffers buf;
+    size_t ordinal = 0;
+    for (size_t lo = 0, hi = 0; lo < readers.size(); lo = hi) {
+      for (hi = lo + 1; hi < readers.size() && readers[hi].first == readers[lo].first; ++hi) {
+      }
+      for (size_t i = lo; i < hi; ++i)
+        for (size_t j = i + 1; j < hi; ++j) {
+          NodeId a = readers[i].second, b = readers[j].second;
+          auto p = plan(ix, a, b);
+          if (!p) continue;
+          size_t my_ordinal = ordinal;
+          if (pricing) {
+            if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
+            auto first = static_cast<NodeId>(scratch->num_slots());
+            std::optional<double> price;
+            try {
+              auto split = build(g, *scratch, a, b, *p);
+              price = price_application(ix, *scratch, first,
+                                        {{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}}, {a, b},
+                                        *pricing, buf);
+            } catch (const Error&) {  // does not type-check: not an application
+            }
+            for (NodeId id = first; id < scratch->num_slots(); ++id)
+              if (scratch->alive(id)) scratch->remove(id);
+            if (!price) continue;
+            ++ordinal;
+            if (!pricing->admit(*price)) continue;
+          }
+          try {
+            Rewrite rw(g);
+            NodeId split = build(g, rw.graph(), a, b, *p);
+            auto out = std::move(rw).finish({{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}});
+            if (!out) continue;
+            if (!pricing) ++ordinal;
+            emit({std::move(*out), fmt::format("{} with {}", node_label(g, a), node_label(g, b)),
+                  my_ordinal, pricing != nullptr});
+          } catch (const Error&) {  // does not type-check: not an application
+          }
+        }
     }
+  }
+
+  // Adds the merged conv (enlarged and concatenated weights) and the split of its output to
+  // `h`, a copy of `g`; returns the split. Throws Error when something does not type-check.
+  static NodeId build(const Graph& g, Graph& h, NodeId a, NodeId b, const Plan& p) {
+    auto weight = [&](NodeId c) {
+      TensorRef w = g.node(c).inputs[1];
+      ConvShape s = conv_shape(g, c);
+      if (s.kh == p.kh && s.kw == p.kw) return w;
+      return TensorRef{h.add("enlarge", {w}, {{"kernel", std::vector<int64_t>{p.kh, p.kw}}}), 0};
+    };
+    const Node& na = g.node(a);
+    std::vector<TensorRef> ins = {na.inputs[0]};
+    ins.push_back({h.add("concat", {weight(a), weight(b)}, {{"axis", int64_t{0}}}), 0});
+    if (na.inputs.size() > 2)
+      ins.push_back(
+          {h.add("concat", {na.inputs[2], g.node(b).inputs[2]}, {{"axis", int64_t{0}}}), 0});
+    Attrs attrs = na.attrs;
+    attrs.set("pads", p.pads);
+    TensorRef merged{h.add(*na.op, ins, attrs), 0};
+    return h.add("split", {merged}, {{"axis", int64_t{1}}});
   }
 };
 

@@ -119,7 +119,13 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
     Rewrite rw(g);
     std::vector<Replacement> reps;
     try {
-      auto targets = rules::instantiate(rw.graph(), rule_.target, bindings(m));
+      // A recorded target adds the same nodes (operators, attributes, output types, in order)
+      // as instantiating the terms again, without the term engine.
+      std::vector<TensorRef> targets;
+      if (known && known->nodes && !known->nodes->adds_sources)
+        known->nodes->replay(rw.graph(), m.vars, targets);
+      else
+        targets = rules::instantiate(rw.graph(), rule_.target, bindings(m));
       for (size_t i = 0; i < targets.size(); ++i) reps.push_back({m.outputs[i], targets[i]});
     } catch (const Error&) {  // the target does not type-check here: not an application
       if (!known) memo_.add(g, m.vars, m.params, {true, std::nullopt});

@@ -54,6 +54,7 @@ std::optional<Template> Template::record(const Graph& g, NodeId first,
     if (!g.alive(id)) return std::nullopt;  // ids must map one to one
     const graphsub::Node& n = g.node(id);
     if (n.is_input()) return std::nullopt;
+    t.adds_sources = t.adds_sources || n.is_source();
     Node tn{n.op, n.attrs, {}, n.outputs};
     for (auto r : n.inputs) {
       auto x = ref(r);

@@ -32,7 +32,8 @@ struct Template {
     std::vector<TensorType> outputs;
   };
   std::vector<Node> nodes;
-  std::vector<Ref> targets;  // per target output
+  std::vector<Ref> targets;   // per target output
+  bool adds_sources = false;  // some node is a weight: replay() gives it no data
 
   // Records the nodes [first, g.num_slots()) of `g` and the target tensors. nullopt when a node
   // reads a tensor that is neither a bound variable nor one of those nodes.
