@@ -74,6 +74,8 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   static uint64_t seed = 1;
   static unsigned timeout_ms = 5000;
   static unsigned rlimit = 0;
+  static size_t parts = 0;
+  static int reduce_from = 4;
   cmd->add_option("--max-ops", max_ops, "largest graph, in operators (1 to 4)")->required();
   cmd->add_option("--ops", ops_list,
                   "operators to use, comma-separated axiom names (default: all)");
@@ -89,6 +91,12 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "(0: none)");
   cmd->add_option("--unproved", unproved_path,
                   "report of candidates not proved (default: OUT with .unproved)");
+  cmd->add_option("--parts", parts,
+                  "debug/measurement: classify only the first N of the 256 fingerprint ranges "
+                  "(0: all); the library then covers those ranges only");
+  cmd->add_option("--reduce-from", reduce_from,
+                  "classify candidates with a side of this many operators or more in their "
+                  "reduced form (common subgraphs taken out; default 4)");
   cmd->add_option("-o,--output", out, "rule library to write")->required();
   cmd->callback([&flags] {
     // Each verifier call builds and frees a fresh Z3 context (tens of MiB). With glibc's
@@ -111,6 +119,8 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     for (auto& p : params) apply_param_override(p, opts.domains);
     opts.lift_domains = opts.domains;
     opts.pool = pool_spec.empty() ? gen::default_pool() : gen::parse_pool(pool_spec);
+    opts.max_parts = parts;
+    opts.reduce_from_ops = reduce_from;
 
     // The command as the header states it: every flag that shapes the output, in one order.
     std::string command = fmt::format("graphsub generate --max-ops {}", max_ops);
@@ -120,6 +130,8 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     if (!axioms_path.empty()) command += " --axioms " + axioms_path;
     command += fmt::format(" --seed {} --timeout-ms {}", seed, timeout_ms);
     if (rlimit) command += fmt::format(" --rlimit {}", rlimit);
+    if (parts) command += fmt::format(" --parts {}", parts);
+    if (reduce_from != 4) command += fmt::format(" --reduce-from {}", reduce_from);
     command += " -o " + out;
 
     TerminalReporter rep(flags.quiet);

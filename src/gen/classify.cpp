@@ -1,7 +1,14 @@
 #include "gen/classify.h"
 
-#include <memory>
+#include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "gen/common_subgraph.h"
 #include "gen/parallel.h"
 
 namespace graphsub::gen {
@@ -11,17 +18,32 @@ namespace {
 struct Local {
   std::unique_ptr<GraphEvaluator> ev, alt;
   std::map<std::string, ClassAcc> classes;
-  uint64_t buckets = 0, shared_graphs = 0, pairs = 0, passed = 0;
+  uint64_t buckets = 0, shared_graphs = 0, pairs = 0, passed = 0, reduced = 0, vanished = 0;
+  size_t last_count = 0;  // classes.size() when last reported
 };
 
 void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph& ea,
                    const EvaluatedGraph& eb, const EvaluatedGraph& fa, const EvaluatedGraph& fb,
-                   double tolerance) {
+                   const ClassifyOptions& opts) {
   ++l.pairs;
-  if (!float_retest(ea, eb, fa, fb, c, tolerance)) return;
+  if (!float_retest(ea, eb, fa, fb, c, opts.tolerance)) return;
   ++l.passed;
   Equality e = equality_of(s, c);
   std::vector<rules::TermPtr> dense = dense_conv_conditions(s, c);
+  bool reduced = false;
+  if (std::max(c.a.g.num_ops, c.b.g.num_ops) >= opts.reduce_from_ops) {
+    std::optional<Equality> r = reduce_common_subgraphs(e);
+    if (!r) {
+      ++l.vanished;
+      return;
+    }
+    reduced = r->lhs != e.lhs || r->rhs != e.rhs;  // the same term pointers when unchanged
+    if (reduced) {
+      ++l.reduced;
+      dense = conditions_within(*r, dense);
+      e = std::move(*r);
+    }
+  }
   canonicalize(e, &dense);
   dense = common_conditions(dense, dense);  // sorted in the canonical names
   auto [it, fresh] = l.classes.try_emplace(e.key);
@@ -32,16 +54,18 @@ void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph&
     it->second.dense = common_conditions(it->second.dense, dense);
   }
   ++it->second.pairs;
+  it->second.reduced += reduced;
 }
 
 }  // namespace
 
-Classified classify_candidates(const Space& s, EnumerationResult& en, int threads, double tolerance,
+Classified classify_candidates(const Space& s, EnumerationResult& en, const ClassifyOptions& opts,
                                Reporter& rep) {
-  threads = std::max(1, threads);
-  const size_t parts = en.num_parts();
+  const int threads = std::max(1, opts.threads);
+  const size_t parts = opts.max_parts ? std::min(opts.max_parts, en.num_parts()) : en.num_parts();
   const size_t n_items = parts + en.requests.size() + s.aliases.size();
   std::vector<Local> locals(static_cast<size_t>(threads));
+  std::atomic<uint64_t> classes_seen{0};  // classes of the threads, before merging
   for (auto& l : locals) {
     l.ev = std::make_unique<GraphEvaluator>(s);
     l.alt = std::make_unique<GraphEvaluator>(s, true);
@@ -71,7 +95,7 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, int thread
     for (auto [i, j] : bucket_pairs(records, b)) {
       size_t x = i - b.begin, y = j - b.begin;
       Candidate c{sides[x], sides[y], {}, {}};
-      add_candidate(s, l, c, evals[x], evals[y], floats[x], floats[y], tolerance);
+      add_candidate(s, l, c, evals[x], evals[y], floats[x], floats[y], opts);
     }
   };
 
@@ -84,12 +108,13 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, int thread
         auto add = [&](Candidate& c) {
           add_candidate(s, l, c, evaluate_side(ev, s, c.a, false), evaluate_side(ev, s, c.b, false),
                         evaluate_side(alt, s, c.a, true, false),
-                        evaluate_side(alt, s, c.b, true, false), tolerance);
+                        evaluate_side(alt, s, c.b, true, false), opts);
         };
         if (item < parts) {
           std::vector<GraphRecord> records = en.take_part(item);
           for (const Bucket& b : buckets_of(records))
             if (b.size() >= 2) classify_bucket(l, records, b);
+          classes_seen += l.classes.size() - std::exchange(l.last_count, l.classes.size());
           return;
         }
         item -= parts;
@@ -106,16 +131,22 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, int thread
         add(c);
       },
       [&](size_t done) {
-        rep.progress("pair and re-test", static_cast<double>(done), static_cast<double>(n_items),
-                     done < parts ? "fingerprint ranges" : "ranges, split requests, aliases");
+        rep.progress(
+            "pair and re-test", static_cast<double>(done), static_cast<double>(n_items),
+            fmt::format("{}; {} classes on the threads",
+                        done < parts ? "fingerprint ranges" : "ranges, split requests, aliases",
+                        classes_seen.load()));
       });
 
   Classified out;
+  out.parts_done = parts;
   for (auto& l : locals) {
     out.buckets += l.buckets;
     out.shared_graphs += l.shared_graphs;
     out.pairs += l.pairs;
     out.passed += l.passed;
+    out.reduced += l.reduced;
+    out.vanished += l.vanished;
     for (auto& [k, acc] : l.classes) {
       auto [it, fresh] = out.classes.try_emplace(k);
       if (fresh) {
@@ -125,6 +156,7 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, int thread
         it->second.dense = common_conditions(it->second.dense, acc.dense);
       }
       it->second.pairs += acc.pairs;
+      it->second.reduced += acc.reduced;
     }
   }
   return out;

@@ -1,7 +1,9 @@
 #include "gen/common_subgraph.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
+#include <string>
 
 namespace graphsub::gen {
 
@@ -10,43 +12,86 @@ using rules::TermPtr;
 
 namespace {
 
-bool has_var(const Term& t) {
-  if (t.kind == Term::Kind::Var) return true;
-  for (auto& a : t.args)
-    if (has_var(*a)) return true;
-  return false;
+// Structural hashes stand in for term text when looking for shared subterms: the reduction
+// runs on every large candidate, and printing every subterm costs more than the rest of it.
+// Equal hashes are confirmed with term_equal before two subterms count as the same.
+uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0x100000001b3ULL;
 }
 
-void app_subterms(const TermPtr& t, std::map<std::string, TermPtr>& out) {
-  if (t->kind != Term::Kind::App) return;
-  out.emplace(rules::term_str(t), t);
-  for (auto& a : t->args) app_subterms(a, out);
+uint64_t text_hash(const std::string& s) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char ch : s) h = (h ^ ch) * 0x100000001b3ULL;
+  return h;
 }
 
-TermPtr replace(const TermPtr& t, const std::string& what, const TermPtr& with) {
-  if (t->kind != Term::Kind::App) return t;
-  if (rules::term_str(t) == what) return with;
+struct Node {
+  uint64_t hash = 0;
+  bool has_var = false;
+};
+
+// Hashes `t`; appends every application subterm that contains a variable to `apps`.
+Node walk(const TermPtr& t, std::vector<std::pair<uint64_t, TermPtr>>* apps) {
+  Node n;
+  n.hash = mix(static_cast<uint64_t>(t->kind) + 1, text_hash(t->name));
+  n.hash = mix(n.hash, static_cast<uint64_t>(t->value));
+  n.has_var = t->kind == Term::Kind::Var;
+  for (auto& a : t->args) {
+    Node c = walk(a, apps);
+    n.hash = mix(n.hash, c.hash);
+    n.has_var = n.has_var || c.has_var;
+  }
+  if (apps && t->kind == Term::Kind::App && n.has_var) apps->emplace_back(n.hash, t);
+  return n;
+}
+
+std::vector<std::pair<uint64_t, TermPtr>> app_subterms(const std::vector<TermPtr>& side) {
+  std::vector<std::pair<uint64_t, TermPtr>> out;
+  for (auto& t : side) walk(t, &out);
+  return out;
+}
+
+// The subterms to abstract, by hash (term_equal confirms), each with its variable.
+struct Abstraction {
+  std::multimap<uint64_t, std::pair<TermPtr, TermPtr>> by_hash;  // hash -> (subterm, variable)
+  const TermPtr* find(uint64_t h, const TermPtr& t) const {
+    auto [lo, hi] = by_hash.equal_range(h);
+    for (auto it = lo; it != hi; ++it)
+      if (rules::term_equal(it->second.first, t)) return &it->second.second;
+    return nullptr;
+  }
+};
+
+// Rebuilds `t` with the abstracted subterms replaced; returns the new term and the hash of the
+// original.
+std::pair<TermPtr, uint64_t> replace(const TermPtr& t, const Abstraction& ab) {
+  if (t->kind != Term::Kind::App) return {t, walk(t, nullptr).hash};
+  uint64_t h = mix(static_cast<uint64_t>(t->kind) + 1, text_hash(t->name));
+  h = mix(h, static_cast<uint64_t>(t->value));
   std::vector<TermPtr> args;
   bool changed = false;
   for (auto& a : t->args) {
-    args.push_back(replace(a, what, with));
-    changed = changed || args.back() != a;
+    auto [na, ah] = replace(a, ab);
+    h = mix(h, ah);
+    changed = changed || na != a;
+    args.push_back(std::move(na));
   }
-  return changed ? Term::app(t->name, std::move(args)) : t;
+  if (const TermPtr* v = ab.find(h, t)) return {*v, h};
+  return {changed ? Term::app(t->name, std::move(args)) : t, h};
 }
 
-bool contains(const TermPtr& t, const std::string& what) {
-  if (rules::term_str(t) == what) return true;
-  for (auto& a : t->args)
-    if (a->kind == Term::Kind::App && contains(a, what)) return true;
-  return false;
-}
-
-// Drops output pairs whose sides are the same term.
-Equality without_trivial_pairs(const Equality& e) {
+// Drops output pairs whose sides are the same term (and, with `dedupe`, pairs equal to an
+// earlier pair); recounts the operators.
+Equality without_trivial_pairs(const Equality& e, bool dedupe = false) {
   Equality r;
   for (size_t i = 0; i < e.lhs.size(); ++i) {
     if (rules::term_equal(e.lhs[i], e.rhs[i])) continue;
+    bool repeated = false;
+    for (size_t j = 0; dedupe && j < r.lhs.size() && !repeated; ++j)
+      repeated = (rules::term_equal(r.lhs[j], e.lhs[i]) && rules::term_equal(r.rhs[j], e.rhs[i])) ||
+                 (rules::term_equal(r.lhs[j], e.rhs[i]) && rules::term_equal(r.rhs[j], e.lhs[i]));
+    if (repeated) continue;
     r.lhs.push_back(e.lhs[i]);
     r.rhs.push_back(e.rhs[i]);
   }
@@ -55,33 +100,78 @@ Equality without_trivial_pairs(const Equality& e) {
   return r;
 }
 
+// A variable name prefix no variable of `e` starts with.
+std::string fresh_prefix(const Equality& e) {
+  std::vector<std::string> vars = variables_of(e.lhs);
+  for (auto& v : variables_of(e.rhs)) vars.push_back(v);
+  std::string prefix = "g";
+  auto clashes = [&] {
+    for (auto& v : vars)
+      if (v.rfind(prefix, 0) == 0) return true;
+    return false;
+  };
+  while (clashes()) prefix += "g";
+  return prefix;
+}
+
 }  // namespace
 
-std::vector<Equality> input_generalizations(const Equality& e) {
-  std::map<std::string, TermPtr> left, right;
-  for (auto& t : e.lhs) app_subterms(t, left);
-  for (auto& t : e.rhs) app_subterms(t, right);
-  std::vector<std::pair<std::string, TermPtr>> common;
-  for (auto& [k, t] : left)
-    if (right.count(k) && has_var(*t)) common.emplace_back(k, t);
-  std::vector<Equality> out;
-  std::set<std::string> vars;
-  for (auto& v : variables_of(e.lhs)) vars.insert(v);
-  for (auto& v : variables_of(e.rhs)) vars.insert(v);
-  std::string fresh = "g";
-  while (vars.count(fresh)) fresh += "g";
-  for (auto& [k, t] : common) {
+std::vector<TermPtr> maximal_common_subterms(const Equality& e, bool skip_outputs) {
+  std::vector<std::pair<uint64_t, TermPtr>> left = app_subterms(e.lhs);
+  std::vector<std::pair<uint64_t, TermPtr>> right = app_subterms(e.rhs);
+  // Common: on the left and (confirmed) on the right; one representative each.
+  std::vector<std::pair<uint64_t, TermPtr>> common;
+  for (auto& [h, t] : left) {
+    bool on_right = false;
+    for (auto& [h2, t2] : right)
+      if (h2 == h && rules::term_equal(t, t2)) on_right = true;
+    if (!on_right) continue;
+    bool output = false;
+    for (size_t i = 0; skip_outputs && i < e.lhs.size() && !output; ++i)
+      output = rules::term_equal(t, e.lhs[i]) || rules::term_equal(t, e.rhs[i]);
+    if (output) continue;
+    bool seen = false;
+    for (auto& [h2, t2] : common)
+      if (h2 == h && rules::term_equal(t, t2)) seen = true;
+    if (!seen) common.emplace_back(h, t);
+  }
+  // Maximal: not a proper subterm of another common one.
+  std::vector<std::pair<std::string, TermPtr>> out;
+  for (auto& [h, t] : common) {
     bool maximal = true;
-    for (auto& [k2, t2] : common)
-      if (k2 != k && contains(t2, k)) maximal = false;
-    if (!maximal) continue;
-    Equality g;
-    TermPtr v = Term::var(fresh);
-    for (auto& x : e.lhs) g.lhs.push_back(replace(x, k, v));
-    for (auto& x : e.rhs) g.rhs.push_back(replace(x, k, v));
-    g = without_trivial_pairs(g);
-    if (g.lhs.empty()) continue;
-    out.push_back(std::move(g));
+    for (auto& [h2, t2] : common) {
+      if (!maximal) break;
+      if (h2 == h && rules::term_equal(t, t2)) continue;
+      std::vector<std::pair<uint64_t, TermPtr>> inner;
+      walk(t2, &inner);
+      for (auto& [h3, t3] : inner)
+        if (h3 == h && rules::term_equal(t3, t)) maximal = false;
+    }
+    if (maximal) out.emplace_back(rules::term_str(t), t);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<TermPtr> terms;
+  for (auto& [k, t] : out) terms.push_back(t);
+  return terms;
+}
+
+Equality abstract_subterms(const Equality& e, const std::vector<TermPtr>& subterms) {
+  Abstraction ab;
+  std::string prefix = fresh_prefix(e);
+  for (size_t i = 0; i < subterms.size(); ++i)
+    ab.by_hash.emplace(walk(subterms[i], nullptr).hash,
+                       std::make_pair(subterms[i], Term::var(prefix + std::to_string(i + 1))));
+  Equality g;
+  for (auto& x : e.lhs) g.lhs.push_back(replace(x, ab).first);
+  for (auto& x : e.rhs) g.rhs.push_back(replace(x, ab).first);
+  return without_trivial_pairs(g);
+}
+
+std::vector<Equality> input_generalizations(const Equality& e) {
+  std::vector<Equality> out;
+  for (auto& t : maximal_common_subterms(e)) {
+    Equality g = abstract_subterms(e, {t});
+    if (!g.lhs.empty()) out.push_back(std::move(g));
   }
   return out;
 }
@@ -111,6 +201,69 @@ std::optional<Equality> output_generalization(const Equality& e) {
   g = without_trivial_pairs(g);
   if (g.lhs.empty()) return std::nullopt;
   return g;
+}
+
+namespace {
+
+// True when some output pair has a bare variable on one side that the other side does not
+// read: such an equality never holds, so a reduction step that produces one went too far
+// (e.g. (ewadd ?a ?b) = (ewadd ?b ?a) peeled into ?a = ?b, ?b = ?a).
+bool has_free_variable_pair(const Equality& e) {
+  for (size_t i = 0; i < e.lhs.size(); ++i)
+    for (int side = 0; side < 2; ++side) {
+      const TermPtr& v = side ? e.rhs[i] : e.lhs[i];
+      const TermPtr& other = side ? e.lhs[i] : e.rhs[i];
+      if (v->kind != Term::Kind::Var) continue;
+      std::vector<std::string> reads = variables_of({other});
+      if (std::find(reads.begin(), reads.end(), v->name) == reads.end()) return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+std::optional<Equality> reduce_common_subgraphs(const Equality& e) {
+  Equality cur = e;
+  bool changed_any = false;
+  for (;;) {
+    bool changed = false;
+    std::vector<TermPtr> common = maximal_common_subterms(cur, true);
+    if (!common.empty()) {
+      Equality next = abstract_subterms(cur, common);
+      if (next.lhs.empty()) return std::nullopt;
+      if (!has_free_variable_pair(next)) {
+        cur = std::move(next);
+        changed = true;
+      }
+    }
+    if (std::optional<Equality> o = output_generalization(cur)) {
+      if (!has_free_variable_pair(*o)) {
+        cur = std::move(*o);
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    changed_any = true;
+  }
+  Equality r = without_trivial_pairs(cur, true);
+  if (r.lhs.empty()) return std::nullopt;
+  if (!changed_any && r.lhs.size() == e.lhs.size()) return e;
+  r.conditions = e.conditions;
+  return r;
+}
+
+std::vector<TermPtr> conditions_within(const Equality& e, const std::vector<TermPtr>& conditions) {
+  std::vector<std::string> vars = variables_of(e.lhs);
+  for (auto& v : variables_of(e.rhs)) vars.push_back(v);
+  std::set<std::string> have(vars.begin(), vars.end());
+  std::vector<TermPtr> out;
+  for (auto& c : conditions) {
+    bool inside = true;
+    for (auto& v : variables_of({c}))
+      if (!have.count(v)) inside = false;
+    if (inside) out.push_back(c);
+  }
+  return out;
 }
 
 }  // namespace graphsub::gen

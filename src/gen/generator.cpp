@@ -62,9 +62,10 @@ double since(Clock::time_point t) {
 // A class of candidates equal up to renaming.
 struct RuleClass {
   Equality eq;
-  uint64_t pairs = 0;  // candidates in the class
-  int vars = 0;        // distinct variables
-  int general = -1;    // index of a more general class (same skeleton), -1 if none
+  uint64_t pairs = 0;    // candidates in the class
+  uint64_t reduced = 0;  // of which larger candidates reduced into it
+  int vars = 0;          // distinct variables
+  int general = -1;      // index of a more general class (same skeleton), -1 if none
   enum State { Pending, Proved, Implied, Failed } state = Pending;
   bool by_lift = false;               // implied by a proven rule with a parameter variable
   std::vector<rules::TermPtr> dense;  // density conditions that held in all its candidates
@@ -317,7 +318,16 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   // ---- buckets, candidates, numerical re-test, classes up to renaming ----
   // One fingerprint range at a time: the buckets are counted as they are classified.
   t0 = Clock::now();
-  Classified cl = classify_candidates(space, en, opts.threads, opts.tolerance, rep);
+  ClassifyOptions co;
+  co.threads = opts.threads;
+  co.tolerance = opts.tolerance;
+  co.reduce_from_ops = opts.reduce_from_ops;
+  co.max_parts = opts.max_parts;
+  Classified cl = classify_candidates(space, en, co, rep);
+  res.reduced_pairs = cl.reduced;
+  res.vanished_pairs = cl.vanished;
+  res.classes = cl.classes.size();
+  res.parts_classified = cl.parts_done;
   en = EnumerationResult{};
   res.stages.push_back({"buckets (fingerprints shared)", cl.buckets, 0});
   rep.info(fmt::format("{:<32} {:>12}   ({} graphs)", "buckets (fingerprints shared)", cl.buckets,
@@ -325,6 +335,15 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   res.stages.push_back({"candidate pairs", cl.pairs, 0});
   rep.info(fmt::format("{:<32} {:>12}", "candidate pairs", cl.pairs));
   stage("after float re-test", cl.passed, t0);
+  if (cl.reduced || cl.vanished) {
+    // Only where reduction happened (max_ops 4), so that smaller libraries keep their header.
+    res.stages.push_back({"classified in reduced form", cl.reduced, 0});
+    rep.info(fmt::format("{:<32} {:>12}   ({} reduced to identical sides, dropped)",
+                         "classified in reduced form", cl.reduced, cl.vanished));
+  }
+  if (opts.max_parts)
+    rep.info(
+        fmt::format("  (only {} of the fingerprint ranges classified: --parts)", cl.parts_done));
   rep.info(fmt::format("  ({} classes up to renaming; peak memory so far {:.0f} MiB)",
                        cl.classes.size(), static_cast<double>(peak_rss_bytes()) / (1 << 20)));
   std::vector<RuleClass> classes;
@@ -332,6 +351,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     RuleClass c;
     c.eq = std::move(acc.eq);
     c.pairs = acc.pairs;
+    c.reduced = acc.reduced;
     c.dense = std::move(acc.dense);
     classes.push_back(std::move(c));
   }
@@ -546,7 +566,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   res.prover_times = pr.times();
   res.generalization_calls = pr.generalization_calls();
   for (auto& c : classes)
-    if (c.state == RuleClass::Failed) res.unproved.push_back({c.eq, c.reason});
+    if (c.state == RuleClass::Failed) res.unproved.push_back({c.eq, c.reason, c.pairs, c.reduced});
 
   // ---- renaming: one most general form per class ----
   t0 = Clock::now();

@@ -28,6 +28,12 @@ struct GeneratorOptions {
   int threads = 2;
   uint64_t seed = 1;
   double tolerance = 1e-5;  // numerical re-test, relative
+  // Candidates with a side of this many operators or more are classified in their reduced
+  // form (ClassifyOptions::reduce_from_ops).
+  int reduce_from_ops = 4;
+  // Debug and measurement: classify only the first this many of the 256 fingerprint ranges
+  // (0: all); the library is then of those ranges only.
+  size_t max_parts = 0;
 };
 
 // The verdict on one rule.
@@ -59,6 +65,8 @@ struct StageCount {
 struct UnprovedRule {
   Equality eq;
   std::string reason;
+  uint64_t pairs = 0;    // candidate pairs in the class
+  uint64_t reduced = 0;  // of which larger candidates classified in this reduced form
 };
 
 struct GeneratorResult {
@@ -75,6 +83,11 @@ struct GeneratorResult {
   uint64_t generalized = 0;  // more general rules found by common-subgraph pruning
   uint64_t lifted = 0;       // rules with parameter variables in the library
   uint64_t conditional = 0;  // classes false in general, proved under dense-conv conditions
+  // Candidates that passed the re-test and were classified in a reduced form (common
+  // subgraphs taken out), and those that reduced to nothing.
+  uint64_t reduced_pairs = 0, vanished_pairs = 0;
+  uint64_t classes = 0;                             // classes up to renaming after the re-test
+  size_t parts_classified = 0;                      // fingerprint ranges classified (of 256)
   std::map<std::string, ProverTimes> prover_times;  // by verdict kind
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;

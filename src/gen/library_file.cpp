@@ -62,9 +62,19 @@ std::string unproved_text(const GeneratorResult& r, const LibraryInfo& info) {
         "; {} of them were not sent to the prover: a more general form of theirs (a class\n"
         "; that passed the re-test too) was not proved, and each names it.\n",
         r.not_tried);
+  if (r.reduced_pairs > 0)
+    text += fmt::format(
+        "; {} candidate pairs with a side of 4 or more operators were classified in their\n"
+        "; reduced form (common subgraphs taken out) and not tried as they were; a class\n"
+        "; says how many of its candidate pairs were such reduced ones.\n",
+        r.reduced_pairs);
   for (size_t i = 0; i < r.unproved.size(); ++i) {
-    rules::Rule rule = to_rule(r.unproved[i].eq, fmt::format("unproved-{:04}", i + 1), false);
-    rule.doc = r.unproved[i].reason;
+    const UnprovedRule& u = r.unproved[i];
+    rules::Rule rule = to_rule(u.eq, fmt::format("unproved-{:04}", i + 1), false);
+    rule.doc = u.reason;
+    if (u.reduced > 0)
+      rule.doc += fmt::format("; stands for {} candidate pairs, {} of them reduced into it",
+                              u.pairs, u.reduced);
     text += "\n" + rules::rule_str(rule) + "\n";
   }
   return text;
