@@ -10,11 +10,16 @@
 #include <string>
 
 #include "ir/builder.h"
+#include "ir/error.h"
 #include "ir/hash.h"
 #include "models/models.h"
+#include "opt/application_price.h"
 #include "opt/graph_index.h"
+#include "opt/pattern.h"
 #include "opt/rule_library.h"
+#include "opt/rule_transform.h"
 #include "opt/target_memo.h"
+#include "rules/instantiate.h"
 #include "support/overhead_cost.h"
 
 namespace graphsub::opt {
@@ -167,6 +172,53 @@ TEST(OptPricing, TargetMemoMatchesExactTypesBindingsAndValues) {
   EXPECT_EQ(memo.find(g, {x}, one), nullptr);
   EXPECT_EQ(memo.find(g, {x, y}, other), nullptr);
   EXPECT_EQ(memo.find(g, {x, y}, symbol), nullptr);
+}
+
+// Pricing a memoised target from its recorded nodes gives exactly the price of replaying them
+// into a scratch copy of the graph, for every match of every library rule on the test graphs.
+TEST(OptPricing, TemplatePriceEqualsScratchPrice) {
+  OverheadCost model;
+  size_t compared = 0;
+  for (const Graph& g : test_graphs()) {
+    GraphIndex ix(g);
+    auto constant = constant_nodes(g);
+    auto [costs, total] = node_costs(g, model, constant);
+    Pricing pricing{costs, total, constant, model, [](double) { return true; }};
+    PriceBuffers buf;
+    for (const Transform* t : library().transforms()) {
+      auto* rt = dynamic_cast<const RuleTransform*>(t);
+      if (!rt) continue;
+      Pattern pattern(rt->rule());
+      for (const Match& m : pattern.find(ix)) {
+        rules::Bindings b;
+        for (size_t v = 0; v < m.vars.size(); ++v)
+          b.tensors.emplace(pattern.tensor_vars()[v], m.vars[v]);
+        for (size_t p = 0; p < m.params.size(); ++p)
+          if (m.params[p]) b.params.emplace(pattern.param_vars()[p], *m.params[p]);
+        Graph built = g;
+        auto first = static_cast<NodeId>(built.num_slots());
+        std::vector<TensorRef> targets;
+        try {
+          targets = rules::instantiate(built, rt->rule().target, b);
+        } catch (const Error&) {
+          continue;  // not an application
+        }
+        auto rec = Template::record(built, first, m.vars, targets);
+        if (!rec) continue;
+        Graph scratch = g;
+        auto replayed = rec->replay(scratch, m.vars);
+        std::vector<Replacement> reps;
+        for (size_t i = 0; i < replayed.size(); ++i) reps.push_back({m.outputs[i], replayed[i]});
+        auto via_graph = price_application(ix, scratch, first, reps, m.internal, pricing, buf);
+        auto via_template = price_template(ix, *rec, m.vars, m.outputs, m.internal, pricing, buf);
+        ASSERT_EQ(via_graph.has_value(), via_template.has_value()) << t->name();
+        if (!via_graph) continue;
+        EXPECT_EQ(*via_graph, *via_template) << t->name();  // exactly: the same sums
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 100u);
 }
 
 TEST(OptPricing, TemplateReplaysTheRecordedNodes) {

@@ -7,9 +7,9 @@ namespace {
 
 constexpr NodeId kNone = ~NodeId{0};
 
-// The graph after the rewrite, seen through `scratch`: parent nodes below `n`, new nodes from
-// `first`, every tensor reference remapped as Rewrite::finish would rewrite it (replacements
-// in order, then new nodes shared with their old duplicates).
+// The graph after the rewrite: parent nodes below `n`, added nodes (buf.added) from `first`,
+// every tensor reference remapped as Rewrite::finish would rewrite it (replacements in order,
+// then new nodes shared with their old duplicates).
 //
 // Liveness (what remove_dead keeps) is worked out only in a region: the new nodes, and the
 // parent nodes that might die, i.e. the matched nodes and, upwards from them, the nodes whose
@@ -18,13 +18,21 @@ constexpr NodeId kNone = ~NodeId{0};
 // operators: GraphIndex::has_dead_operators; otherwise every node is taken as the region).
 struct View {
   const GraphIndex& ix;
-  const Graph& s;
+  const Graph& p;  // the parent
   size_t n;
   NodeId first;
   const std::vector<Replacement>& reps;
   PriceBuffers& buf;
   bool whole = false;  // the region is the whole graph
 
+  const AddedNode& added(NodeId id) const { return buf.added[id - first]; }
+  const std::vector<TensorRef>& inputs(NodeId id) const {
+    return id < n ? p.node(id).inputs : added(id).inputs;
+  }
+  bool alive(NodeId id) const { return id < n ? p.alive(id) : id >= first && added(id).alive; }
+  const TensorType& type(TensorRef t) const {
+    return t.node < n ? p.type(t) : (*added(t.node).outputs)[t.output];
+  }
   bool region(NodeId id) const { return id >= first || (id < n && (whole || buf.in_region[id])); }
   TensorRef remap(TensorRef t) const {
     for (auto& r : reps)
@@ -38,7 +46,7 @@ struct View {
     if (buf.in_region[id]) return;
     buf.in_region[id] = 1;
     buf.region.push_back(id);
-    for (auto r : s.node(id).inputs) buf.stack.push_back(r.node);
+    for (auto r : p.node(id).inputs) buf.stack.push_back(r.node);
   }
   void build_region(const std::vector<NodeId>& matched) {
     buf.stack.clear();
@@ -54,7 +62,7 @@ struct View {
   }
 
   void mark(NodeId id) {
-    if (!region(id) || !s.alive(id) || buf.live[id]) return;
+    if (!region(id) || !alive(id) || buf.live[id]) return;
     buf.live[id] = 1;
     buf.stack.push_back(id);
   }
@@ -65,34 +73,34 @@ struct View {
     if (whole) std::fill(buf.live.begin(), buf.live.begin() + static_cast<std::ptrdiff_t>(n), 0);
     std::fill(buf.live.begin() + first, buf.live.end(), 0);
     buf.stack.clear();
-    for (auto& o : s.outputs()) mark(remap(o.ref).node);
+    for (auto& o : p.outputs()) mark(remap(o.ref).node);
     if (!whole)
       for (NodeId id : buf.region)
         for (NodeId u : ix.consumers(id))
           if (!buf.in_region[u])
-            for (auto r : s.node(u).inputs) mark(remap(r).node);
+            for (auto r : p.node(u).inputs) mark(remap(r).node);
     while (!buf.stack.empty()) {
       NodeId id = buf.stack.back();
       buf.stack.pop_back();
-      for (auto r : s.node(id).inputs) mark(remap(r).node);
+      for (auto r : inputs(id)) mark(remap(r).node);
     }
   }
-  bool same_inputs(const Node& a, const Node& b) const {
+  bool same_inputs(const Node& a, const AddedNode& b) const {
     if (a.inputs.size() != b.inputs.size()) return false;
     for (size_t i = 0; i < a.inputs.size(); ++i)
       if (remap(a.inputs[i]) != remap(b.inputs[i])) return false;
     return true;
   }
-  bool duplicate(NodeId m, const Node& nn) const {
-    if (!s.alive(m) || !live(m)) return false;
-    const Node& o = s.node(m);
-    return o.op == nn.op && o.outputs.size() == nn.outputs.size() && same_inputs(o, nn) &&
-           o.attrs == nn.attrs;
+  bool duplicate(NodeId m, const AddedNode& nn) const {
+    if (!p.alive(m) || !live(m)) return false;
+    const Node& o = p.node(m);
+    return o.op == nn.op && o.outputs.size() == nn.outputs->size() && same_inputs(o, nn) &&
+           o.attrs == *nn.attrs;
   }
   // share_duplicates: the first (lowest id) live old node identical to new node `nn`. Such a
   // node reads nn's first input after remapping, so it reads it in the parent already or
   // read a replaced tensor: only those readers need comparing.
-  NodeId first_duplicate(const Node& nn) {
+  NodeId first_duplicate(const AddedNode& nn) {
     if (whole || nn.inputs.empty()) {
       for (NodeId m = 0; m < n; ++m)
         if (duplicate(m, nn)) return m;
@@ -113,31 +121,30 @@ struct View {
   }
 };
 
-}  // namespace
-
-std::optional<double> price_application(const GraphIndex& ix, const Graph& scratch,
-                                        NodeId first_new, const std::vector<Replacement>& reps,
-                                        const std::vector<NodeId>& matched, const Pricing& pricing,
-                                        PriceBuffers& buf) {
-  for (auto& r : reps)
-    if (scratch.type(r.from) != scratch.type(r.to)) return std::nullopt;
+// Prices the nodes in buf.added (ids from `first`) replacing `reps`.
+std::optional<double> price(const GraphIndex& ix, NodeId first,
+                            const std::vector<Replacement>& reps,
+                            const std::vector<NodeId>& matched, const Pricing& pricing,
+                            PriceBuffers& buf) {
   const Graph& parent = ix.graph();
-  const size_t n = parent.num_slots(), end = scratch.num_slots();
+  const size_t n = parent.num_slots(), end = first + buf.num_added;
+  View v{ix, parent, n, first, reps, buf};
+  for (auto& r : reps)
+    if (v.type(r.from) != v.type(r.to)) return std::nullopt;
   buf.live.resize(end);
-  buf.alias.assign(end - first_new, kNone);
+  buf.alias.assign(end - first, kNone);
   if (buf.in_region.size() < n) buf.in_region.assign(n, 0);
-  View v{ix, scratch, n, first_new, reps, buf};
   v.whole = ix.has_dead_operators();
   if (!v.whole) v.build_region(matched);
   v.mark_live();  // as after replace_uses and remove_dead
 
   bool shared = false;
-  for (NodeId id = first_new; id < end; ++id) {
-    if (!scratch.alive(id) || !buf.live[id]) continue;
-    const Node& nn = scratch.node(id);
-    if (nn.is_source() || nn.op->cls == OpClass::Opaque) continue;
+  for (NodeId id = first; id < end; ++id) {
+    const AddedNode& nn = v.added(id);
+    if (!nn.alive || !buf.live[id]) continue;
+    if (nn.op->cls == OpClass::Source || nn.op->cls == OpClass::Opaque) continue;
     if (NodeId m = v.first_duplicate(nn); m != kNone) {
-      buf.alias[id - first_new] = m;
+      buf.alias[id - first] = m;
       shared = true;
     }
   }
@@ -157,23 +164,83 @@ std::optional<double> price_application(const GraphIndex& ix, const Graph& scrat
   // Constant flags as the search derives them for new nodes: from their (remapped) inputs.
   buf.constant.resize(end);
   std::copy(pricing.constant.begin(), pricing.constant.end(), buf.constant.begin());
-  for (NodeId id = first_new; id < end; ++id) {
-    if (!scratch.alive(id)) continue;
-    if (NodeId a = buf.alias[id - first_new]; a != kNone) {
+  for (NodeId id = first; id < end; ++id) {
+    const AddedNode& nn = v.added(id);
+    if (!nn.alive) continue;
+    if (NodeId a = buf.alias[id - first]; a != kNone) {
       buf.constant[id] = pricing.constant[a];
       continue;
     }
-    const Node& nn = scratch.node(id);
-    if (nn.is_source()) {
-      buf.constant[id] = nn.is_input() ? 0 : 1;
+    if (nn.op->cls == OpClass::Source) {
+      buf.constant[id] = nn.input ? 0 : 1;
       continue;
     }
     bool all = nn.op->cls != OpClass::Opaque && !nn.inputs.empty();
     for (auto r : nn.inputs) all = all && buf.constant[v.remap(r).node];
     buf.constant[id] = all ? 1 : 0;
-    if (buf.live[id]) cost += pricing.model.node_cost(scratch, id, buf.constant);
+    if (!buf.live[id] || all) continue;  // dead, or computed ahead of run time: free
+    // As CostModel::node_cost(graph, id, constant) prices the node once it is in the graph.
+    buf.in_types.clear();
+    buf.in_constant.clear();
+    for (auto r : nn.inputs) {
+      buf.in_types.push_back(&v.type(r));
+      buf.in_constant.push_back(buf.constant[r.node]);
+    }
+    cost += pricing.model.node_cost(*nn.op, *nn.attrs, buf.in_types, buf.in_constant, *nn.outputs);
   }
   return cost;
+}
+
+}  // namespace
+
+std::optional<double> price_application(const GraphIndex& ix, const Graph& scratch,
+                                        NodeId first_new, const std::vector<Replacement>& reps,
+                                        const std::vector<NodeId>& matched, const Pricing& pricing,
+                                        PriceBuffers& buf) {
+  const size_t count = scratch.num_slots() - first_new;
+  if (buf.added.size() < count) buf.added.resize(count);
+  buf.num_added = count;
+  for (size_t i = 0; i < count; ++i) {
+    auto id = static_cast<NodeId>(first_new + i);
+    AddedNode& a = buf.added[i];
+    a.alive = scratch.alive(id);
+    if (!a.alive) continue;
+    const Node& nn = scratch.node(id);
+    a.op = nn.op;
+    a.attrs = &nn.attrs;
+    a.inputs.assign(nn.inputs.begin(), nn.inputs.end());
+    a.outputs = &nn.outputs;
+    a.input = nn.is_input();
+  }
+  return price(ix, first_new, reps, matched, pricing, buf);
+}
+
+std::optional<double> price_template(const GraphIndex& ix, const Template& t,
+                                     const std::vector<TensorRef>& vars,
+                                     const std::vector<TensorRef>& outputs,
+                                     const std::vector<NodeId>& matched, const Pricing& pricing,
+                                     PriceBuffers& buf) {
+  auto first = static_cast<NodeId>(ix.graph().num_slots());
+  auto tensor = [&](const Template::Ref& r) {
+    return r.is_var ? vars[r.index] : TensorRef{first + r.index, r.output};
+  };
+  if (buf.added.size() < t.nodes.size()) buf.added.resize(t.nodes.size());
+  buf.num_added = t.nodes.size();
+  for (size_t i = 0; i < t.nodes.size(); ++i) {
+    const Template::Node& tn = t.nodes[i];
+    AddedNode& a = buf.added[i];
+    a.alive = true;
+    a.op = tn.op;
+    a.attrs = &tn.attrs;
+    a.inputs.clear();
+    for (auto& r : tn.inputs) a.inputs.push_back(tensor(r));
+    a.outputs = &tn.outputs;
+    a.input = false;  // Template::record refuses graph inputs
+  }
+  buf.reps.clear();
+  for (size_t i = 0; i < t.targets.size(); ++i)
+    buf.reps.push_back({outputs[i], tensor(t.targets[i])});
+  return price(ix, first, buf.reps, matched, pricing, buf);
 }
 
 }  // namespace graphsub::opt

@@ -124,7 +124,41 @@ uint64_t config_hash(const Graph& g, const Node& n, const std::vector<uint8_t>& 
   return h.digest();
 }
 
+uint64_t config_hash(const OpDef& op, const Attrs& attrs, std::span<const TensorType* const> in,
+                     std::span<const uint8_t> in_constant, const std::vector<TensorType>& out,
+                     std::vector<unsigned char>& buf) {
+  ConfigBytes h(buf);
+  h.add(std::string_view(op.name));
+  h.add(attrs);
+  h.add(static_cast<uint64_t>(in.size()));
+  for (size_t i = 0; i < in.size(); ++i) {
+    h.add(static_cast<uint64_t>(in_constant[i] ? 1 : 0));
+    h.add_type(*in[i]);
+  }
+  h.add(static_cast<uint64_t>(out.size()));
+  for (auto& t : out) h.add_type(t);
+  return h.digest();
+}
+
 }  // namespace
+
+double CostModel::node_cost(const OpDef& op, const Attrs& attrs,
+                            std::span<const TensorType* const> in,
+                            std::span<const uint8_t> in_constant,
+                            const std::vector<TensorType>& out) {
+  uint64_t h = config_hash(op, attrs, in, in_constant, out, key_bytes_);
+  auto it = memo_.find(h);
+  if (it != memo_.end()) return it->second;
+  OpConfig c;
+  c.op = &op;
+  c.attrs = attrs;
+  for (const TensorType* t : in) c.in.push_back(*t);
+  c.in_constant.assign(in_constant.begin(), in_constant.end());
+  c.out = out;
+  double v = config_cost(c);
+  memo_.emplace(h, v);
+  return v;
+}
 
 double CostModel::node_cost(const Graph& g, NodeId id, const std::vector<uint8_t>& constant) {
   const Node& n = g.node(id);

@@ -5,6 +5,7 @@
 // Models differ in how they price one operator configuration; the base class memoises prices
 // by configuration, so a search that sees the same configuration many times prices it once.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +38,10 @@ class CostModel {
 
   // Cost of node `id` of `g` given the constant flags of its graph (constant_nodes()).
   double node_cost(const Graph& g, NodeId id, const std::vector<uint8_t>& constant);
+  // The same for a non-constant operator given by its parts (a node priced before it is in a
+  // graph): input types and constant flags per input, output types. Same memo and values.
+  double node_cost(const OpDef& op, const Attrs& attrs, std::span<const TensorType* const> in,
+                   std::span<const uint8_t> in_constant, const std::vector<TensorType>& out);
   // Sum over the graph's nodes, plus per_graph_cost().
   double graph_cost(const Graph& g);
   // Fixed cost of running any graph (calibrated models); 0 by default.

@@ -86,15 +86,15 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
     auto known = memo_.find(g, m.vars, m.params);
     if (known && known->fails) continue;
     if (pricing) {
-      // Priced applications leave holes in the scratch table; start afresh when they add up.
-      if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
-      auto first = static_cast<NodeId>(scratch->num_slots());
-      std::vector<TensorRef>& targets = lease->targets;
-      bool built = false;
-      if (known && known->nodes) {
-        known->nodes->replay(*scratch, m.vars, targets);
-        built = true;
+      std::optional<double> price;
+      if (known && known->nodes) {  // priced from the recorded nodes: no graph is edited
+        price = price_template(ix, *known->nodes, m.vars, m.outputs, m.internal, *pricing, buf);
       } else {
+        // Priced applications leave holes in the scratch table; start afresh when they add up.
+        if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
+        auto first = static_cast<NodeId>(scratch->num_slots());
+        std::vector<TensorRef>& targets = lease->targets;
+        bool built = false;
         try {
           targets = rules::instantiate(*scratch, rule_.target, bindings(m));
           built = true;
@@ -104,16 +104,15 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
         if (built && !known)
           memo_.add(g, m.vars, m.params,
                     {false, Template::record(*scratch, first, m.vars, targets)});
+        if (built) {
+          price_reps.clear();
+          for (size_t i = 0; i < targets.size(); ++i)
+            price_reps.push_back({m.outputs[i], targets[i]});
+          price = price_application(ix, *scratch, first, price_reps, m.internal, *pricing, buf);
+        }
+        for (NodeId id = first; id < scratch->num_slots(); ++id)
+          if (scratch->alive(id)) scratch->remove(id);
       }
-      std::optional<double> price;
-      if (built) {
-        price_reps.clear();
-        for (size_t i = 0; i < targets.size(); ++i)
-          price_reps.push_back({m.outputs[i], targets[i]});
-        price = price_application(ix, *scratch, first, price_reps, m.internal, *pricing, buf);
-      }
-      for (NodeId id = first; id < scratch->num_slots(); ++id)
-        if (scratch->alive(id)) scratch->remove(id);
       if (!price || !pricing->admit(*price)) continue;
     }
     Rewrite rw(g);
