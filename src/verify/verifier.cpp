@@ -22,18 +22,105 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// A Z3 context with the axioms encoded, kept per thread (VerifyOptions::reuse_context).
+// A Z3 context with the axioms encoded, and a solver holding them, kept per thread
+// (VerifyOptions::reuse_context). Each rule is checked inside its own push/pop scope of the
+// solver, so the axioms are asserted and internalized once per thread, not once per rule
+// (most of a call's solver time on these small rules).
 struct Z3Session {
-  explicit Z3Session(const rules::RuleSet& ax) : domains(ax), enc(ctx, domains) {
-    for (auto& a : domains.axioms) axioms.push_back(enc.axiom(a));
+  explicit Z3Session(const rules::RuleSet& ax)
+      : domains(ax), enc(ctx, domains), solver(ctx, z3::solver::simple()) {
+    // The plain SMT core: the default solver's preprocessing tactics cost more than they save
+    // on these small problems.
+    for (auto& a : domains.axioms) solver.add(enc.axiom(a));
   }
   rules::RuleSet domains;  // own copy: the encoding refers to it
   z3::context ctx;
   Z3Encoding enc;
-  std::vector<z3::expr> axioms;
+  z3::solver solver;
+};
+
+// One rule's scope in a session's solver.
+class SolverScope {
+ public:
+  explicit SolverScope(z3::solver& s) : s_(s) { s_.push(); }
+  ~SolverScope() {
+    try {
+      s_.pop();
+    } catch (const z3::exception&) {
+      // The session is dropped by the caller when a check fails with an exception.
+    }
+  }
+  SolverScope(const SolverScope&) = delete;
+  SolverScope& operator=(const SolverScope&) = delete;
+
+ private:
+  z3::solver& s_;
 };
 
 std::atomic<uint64_t> next_verifier_id{1};
+
+// Checks rule `r` in a scope of the session's solver; sets the verdict and reason of `v`.
+void check_rule(Z3Session& session, const rules::Rule& r, const VerifyOptions& opts, RuleVerdict& v,
+                Clock::time_point t0) {
+  z3::context& ctx = session.ctx;
+  Z3Encoding& enc = session.enc;
+  z3::solver& s = session.solver;
+  SolverScope scope(s);
+  z3::params p(ctx);
+  // E-matching only: model-based quantifier instantiation would search for models of the
+  // (satisfiable) axioms instead of failing fast.
+  p.set("mbqi", false);
+  p.set("timeout", opts.timeout_ms);
+  if (opts.rlimit) p.set("rlimit", opts.rlimit);
+  s.set(p);
+  auto vars = enc.declare(r, "r!");
+  s.add(enc.guard(r, vars));
+  v.verdict = Verdict::Proved;
+  for (size_t i = 0; i < r.source.size(); ++i) {
+    unsigned left =
+        opts.timeout_ms > ms_since(t0) ? static_cast<unsigned>(opts.timeout_ms - ms_since(t0)) : 1;
+    z3::params pi(ctx);
+    pi.set("mbqi", false);
+    pi.set("timeout", std::max(1u, left));
+    if (opts.rlimit) pi.set("rlimit", opts.rlimit);
+    s.set(pi);
+    s.push();
+    s.add(enc.term(r.source[i], vars) != enc.term(r.target[i], vars));
+    z3::check_result res = s.check();
+    if (res == z3::unsat) {
+      s.pop();
+      continue;
+    }
+    v.output = static_cast<int>(i);
+    if (res == z3::sat) {
+      v.verdict = Verdict::Counterexample;
+      z3::model m = s.get_model();
+      std::string params;
+      for (auto& pv : r.param_vars)
+        params +=
+            fmt::format(" ?{}={}", pv.name, m.eval(vars.params.at(pv.name), true).to_string());
+      v.reason = fmt::format("output {}: the solver found a model where it differs{}", i, params);
+    } else {
+      std::string why = s.reason_unknown();
+      if (why.size() >= 2 && why.front() == '(' && why.back() == ')')
+        why = why.substr(1, why.size() - 2);
+      bool timed_out =
+          why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos;
+      // Z3 4.8 reports an exhausted rlimit as plain "unknown" (newer ones as "canceled").
+      bool out_of_resources = why.find("resource") != std::string::npos ||
+                              (opts.rlimit && (why == "unknown" || why == "canceled"));
+      if (out_of_resources) timed_out = false;
+      v.verdict = timed_out || out_of_resources ? Verdict::Timeout : Verdict::Unknown;
+      v.reason =
+          timed_out ? fmt::format("output {}: no proof within {} ms", i, opts.timeout_ms)
+          : out_of_resources
+              ? fmt::format("output {}: no proof within the resource limit {}", i, opts.rlimit)
+              : fmt::format("output {}: solver unknown ({})", i, why);
+    }
+    s.pop();
+    break;
+  }
+}
 
 }  // namespace
 
@@ -97,74 +184,20 @@ RuleVerdict Verifier::prove(const rules::Rule& r) const {
   auto t0 = Clock::now();
   std::unique_ptr<Z3Session> own;
   Z3Session* session = nullptr;
+  thread_local std::pair<uint64_t, std::unique_ptr<Z3Session>> kept;
   if (opts_.reuse_context) {
-    thread_local std::pair<uint64_t, std::unique_ptr<Z3Session>> kept;
     if (kept.first != id_ || !kept.second) kept = {id_, std::make_unique<Z3Session>(axioms_)};
     session = kept.second.get();
   } else {
     own = std::make_unique<Z3Session>(axioms_);
     session = own.get();
   }
-  z3::context& ctx = session->ctx;
-  Z3Encoding& enc = session->enc;
-  // The plain SMT core: the default solver's preprocessing tactics cost more than they save
-  // on these small problems.
-  z3::solver s(ctx, z3::solver::simple());
-  z3::params p(ctx);
-  // E-matching only: model-based quantifier instantiation would search for models of the
-  // (satisfiable) axioms instead of failing fast.
-  p.set("mbqi", false);
-  p.set("timeout", opts_.timeout_ms);
-  if (opts_.rlimit) p.set("rlimit", opts_.rlimit);
-  s.set(p);
-  for (auto& a : session->axioms) s.add(a);
-  auto vars = enc.declare(r, "r!");
-  s.add(enc.guard(r, vars));
-  v.verdict = Verdict::Proved;
-  for (size_t i = 0; i < r.source.size(); ++i) {
-    unsigned left = opts_.timeout_ms > ms_since(t0)
-                        ? static_cast<unsigned>(opts_.timeout_ms - ms_since(t0))
-                        : 1;
-    z3::params pi(ctx);
-    pi.set("mbqi", false);
-    pi.set("timeout", std::max(1u, left));
-    if (opts_.rlimit) pi.set("rlimit", opts_.rlimit);
-    s.set(pi);
-    s.push();
-    s.add(enc.term(r.source[i], vars) != enc.term(r.target[i], vars));
-    z3::check_result res = s.check();
-    if (res == z3::unsat) {
-      s.pop();
-      continue;
-    }
-    v.output = static_cast<int>(i);
-    if (res == z3::sat) {
-      v.verdict = Verdict::Counterexample;
-      z3::model m = s.get_model();
-      std::string params;
-      for (auto& pv : r.param_vars)
-        params +=
-            fmt::format(" ?{}={}", pv.name, m.eval(vars.params.at(pv.name), true).to_string());
-      v.reason = fmt::format("output {}: the solver found a model where it differs{}", i, params);
-    } else {
-      std::string why = s.reason_unknown();
-      if (why.size() >= 2 && why.front() == '(' && why.back() == ')')
-        why = why.substr(1, why.size() - 2);
-      bool timed_out =
-          why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos;
-      // Z3 4.8 reports an exhausted rlimit as plain "unknown" (newer ones as "canceled").
-      bool out_of_resources = why.find("resource") != std::string::npos ||
-                              (opts_.rlimit && (why == "unknown" || why == "canceled"));
-      if (out_of_resources) timed_out = false;
-      v.verdict = timed_out || out_of_resources ? Verdict::Timeout : Verdict::Unknown;
-      v.reason =
-          timed_out ? fmt::format("output {}: no proof within {} ms", i, opts_.timeout_ms)
-          : out_of_resources
-              ? fmt::format("output {}: no proof within the resource limit {}", i, opts_.rlimit)
-              : fmt::format("output {}: solver unknown ({})", i, why);
-    }
-    s.pop();
-    break;
+  try {
+    check_rule(*session, r, opts_, v, t0);
+  } catch (...) {
+    // A solver left in an unknown state is not reused.
+    if (opts_.reuse_context) kept.second.reset();
+    throw;
   }
   v.solver_ms = ms_since(t0);
   return v;
