@@ -67,6 +67,14 @@ TEST(GenReduce, OutputFormPeelsCommonTopOperators) {
   std::optional<Equality> r = reduce_common_subgraphs(p);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(key_of(*r), key_of(p));
+  // Two arguments differ: equal only jointly (the scalar moves), so not peeled.
+  Equality joint = eq({"(matmul none (ewmul ?a (smul ?b ?c)) ?d)"},
+                      {"(matmul none (ewmul ?a ?b) (smul ?d ?c))"});
+  r = reduce_common_subgraphs(joint);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(key_of(*r), key_of(joint));
+  // output_generalization (the proving stage's) still peels it, for the prover to decide.
+  EXPECT_TRUE(output_generalization(joint).has_value());
 }
 
 TEST(GenReduce, BothFormsRepeatToAFixpoint) {

@@ -220,6 +220,24 @@ bool has_free_variable_pair(const Equality& e) {
   return false;
 }
 
+// True when every output pair that differs has one operator on top of both sides that differs
+// in exactly one argument. With two or more, the arguments may be equal only jointly (a scalar
+// moved from one operand to the other: (matmul (ewmul ?a (smul ?b ?c)) ?d) =
+// (matmul (ewmul ?a ?b) (smul ?d ?c))), and peeling would state a false pair of equalities.
+bool one_argument_differs(const Equality& e) {
+  for (size_t i = 0; i < e.lhs.size(); ++i) {
+    const TermPtr& a = e.lhs[i];
+    const TermPtr& b = e.rhs[i];
+    if (rules::term_equal(a, b)) continue;
+    if (a->args.size() != b->args.size()) return false;
+    int differ = 0;
+    for (size_t j = 0; j < a->args.size(); ++j)
+      differ += !rules::term_equal(a->args[j], b->args[j]);
+    if (differ != 1) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 std::optional<Equality> reduce_common_subgraphs(const Equality& e) {
@@ -237,7 +255,7 @@ std::optional<Equality> reduce_common_subgraphs(const Equality& e) {
       }
     }
     if (std::optional<Equality> o = output_generalization(cur)) {
-      if (!has_free_variable_pair(*o)) {
+      if (one_argument_differs(cur) && !has_free_variable_pair(*o)) {
         cur = std::move(*o);
         changed = true;
       }

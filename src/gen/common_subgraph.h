@@ -34,15 +34,18 @@ std::vector<Equality> input_generalizations(const Equality& e);
 // has one; output pairs that are identical are dropped. Nullopt when not of that form.
 std::optional<Equality> output_generalization(const Equality& e);
 
-// The most general form by both reductions, repeated until neither applies: every maximal
-// common subterm that is not a whole output becomes a fresh variable at once (abstracting a
-// whole output T of f(T) = T claims f(g) = g, false for relu(relu(T)) = relu(T)), then output pairs
-// under common top operators become the pairs of their differing arguments; identical and repeated
-// output pairs are dropped. A step is not taken when it would leave an output pair with a bare
-// variable that the other side does not read (never true: (ewadd ?a ?b) = (ewadd ?b ?a) stays as it
-// is rather than becoming ?a = ?b). Nullopt when nothing remains (every output pair reduces to
-// identical terms). An equality no step applies to comes back as it was (the same terms).
-// The reduced form is more general, so it may be false where `e` holds.
+// The most general form by both reductions, repeated until neither applies:
+//  - every maximal common subterm that is not a whole output becomes a fresh variable, all at
+//    once (abstracting a whole output T of f(T) = T would claim f(g) = g, false for
+//    relu(relu(T)) = relu(T));
+//  - output pairs under common top operators that differ in one argument each become the pairs
+//    of those arguments (two differing arguments may be equal only jointly).
+// Identical and repeated output pairs are dropped. A step is not taken when it would leave an
+// output pair with a bare variable that the other side does not read (never true:
+// (ewadd ?a ?b) = (ewadd ?b ?a) stays rather than becoming ?a = ?b). Nullopt when nothing
+// remains (every output pair reduces to identical terms). An equality no step applies to
+// comes back as it was (the same terms). The reduced form is more general, so it may be false
+// where `e` holds (relu(relu(T)) = relu(T) peels to relu(T) = T).
 std::optional<Equality> reduce_common_subgraphs(const Equality& e);
 
 // Keeps the conditions whose variables all occur in `e` (the conditions of a specific
