@@ -28,7 +28,7 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--threads", threads, "worker threads (default: all cores)");
   cmd->add_flag("--no-numeric", no_numeric, "skip the numerical test before the solver");
   cmd->add_flag("--reuse-context", reuse_context,
-                "one Z3 context per thread with the axioms encoded once (a fresh solver per rule)");
+                "one Z3 solver per thread holding the axioms; each rule in its own push/pop scope");
   cmd->add_flag("--times", times, "print the time of each rule (output then varies run to run)");
   cmd->callback([&flags] {
     std::string ax = axioms_path.empty() ? rules::default_axioms_path() : axioms_path;
