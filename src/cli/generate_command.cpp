@@ -76,6 +76,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   static unsigned rlimit = 0;
   static size_t parts = 0;
   static int reduce_from = 4;
+  static int max_vars = 5;
   cmd->add_option("--max-ops", max_ops, "largest graph, in operators (1 to 4)")->required();
   cmd->add_option("--ops", ops_list,
                   "operators to use, comma-separated axiom names (default: all)");
@@ -97,6 +98,9 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--reduce-from", reduce_from,
                   "classify candidates with a side of this many operators or more in their "
                   "reduced form (common subgraphs taken out; default 4)");
+  cmd->add_option("--max-vars", max_vars,
+                  "rules with more tensor variables are not sent to the prover (default 5; 0: "
+                  "no limit)");
   cmd->add_option("-o,--output", out, "rule library to write")->required();
   cmd->callback([&flags] {
     // Each verifier call builds and frees a fresh Z3 context (tens of MiB). With glibc's
@@ -121,6 +125,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     opts.pool = pool_spec.empty() ? gen::default_pool() : gen::parse_pool(pool_spec);
     opts.max_parts = parts;
     opts.reduce_from_ops = reduce_from;
+    opts.max_prover_vars = max_vars;
 
     // The command as the header states it: every flag that shapes the output, in one order.
     std::string command = fmt::format("graphsub generate --max-ops {}", max_ops);
@@ -132,6 +137,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     if (rlimit) command += fmt::format(" --rlimit {}", rlimit);
     if (parts) command += fmt::format(" --parts {}", parts);
     if (reduce_from != 4) command += fmt::format(" --reduce-from {}", reduce_from);
+    if (max_vars != 5) command += fmt::format(" --max-vars {}", max_vars);
     command += " -o " + out;
 
     TerminalReporter rep(flags.quiet);

@@ -128,12 +128,14 @@ struct CallTimes {
 // The kind of outcome of an equality that was not sent to the prover: no direction of it is
 // a rule.
 constexpr const char* kNotExpressible = "not expressible";
+// Nor of one with more tensor variables than GeneratorOptions::max_prover_vars.
+constexpr const char* kTooManyVars = "too many variables";
 
 // Proves the equalities `eqs` with the prover, each as a rule in a direction the rule
 // language can state; one outcome each. An equality with no such direction (a variable on
 // both sides' outputs) is not proved.
 std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const Equality*>& eqs,
-                                    uint64_t& calls, CallTimes& times) {
+                                    int max_vars, uint64_t& calls, CallTimes& times) {
   std::vector<ProofOutcome> out(eqs.size());
   std::vector<rules::Rule> batch;
   std::vector<size_t> where;
@@ -143,6 +145,13 @@ std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const
     if (!fwd && !usable_direction(e.rhs, e.lhs)) {
       out[i].reason = "not expressible as a rule (a bare variable or unbound variable either way)";
       out[i].kind = kNotExpressible;
+      continue;
+    }
+    if (int n = num_vars(e); max_vars > 0 && n > max_vars) {
+      out[i].reason = fmt::format(
+          "not tried: {} tensor variables, more than the {} the prover is given (--max-vars)", n,
+          max_vars);
+      out[i].kind = kTooManyVars;
       continue;
     }
     batch.push_back(to_rule(e, fmt::format("c{}", i), !fwd));
@@ -163,11 +172,15 @@ std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const
 // are covered by a valid more general one.
 class Pruner {
  public:
-  Pruner(const Prover& prove, uint64_t& calls) : prove_(prove), calls_(calls) {}
+  Pruner(const Prover& prove, int max_vars, uint64_t& calls)
+      : prove_(prove), max_vars_(max_vars), calls_(calls) {}
 
   std::vector<ProofOutcome> prove(const std::vector<const Equality*>& eqs) {
-    return prove_all(prove_, eqs, calls_, times_);
+    std::vector<ProofOutcome> out = prove_all(prove_, eqs, max_vars_, calls_, times_);
+    for (auto& o : out) too_many_vars_ += o.kind == kTooManyVars;
+    return out;
   }
+  uint64_t too_many_vars() const { return too_many_vars_; }
   std::map<std::string, ProverTimes> times() { return times_.summary(); }
   // Records a verdict; `redundant` when a more general valid rule covers it.
   void mark(const Equality& e, bool valid, bool redundant) {
@@ -280,7 +293,9 @@ class Pruner {
   }
 
   const Prover& prove_;
+  int max_vars_;
   uint64_t& calls_;
+  uint64_t too_many_vars_ = 0;
   CallTimes times_;
   std::map<std::string, bool> verdict_;
   std::map<std::string, Equality> eqs_;
@@ -375,7 +390,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   // A class needs no proof of its own when it is a renaming instance of a proven class, or
   // when one of its common-subgraph generalizations holds (it is then also redundant).
   t0 = Clock::now();
-  Pruner pr(prove, res.verifier_calls);
+  Pruner pr(prove, opts.max_prover_vars, res.verifier_calls);
   std::map<std::string, size_t> class_of_key;
   for (size_t i = 0; i < classes.size(); ++i) {
     pr.note_class(classes[i].eq.key);
@@ -550,7 +565,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         c.state = proved ? RuleClass::Proved : RuleClass::Failed;
         c.reason = out[k].reason;
         // A prover verdict (not "not expressible": an instance may be expressible).
-        if (!proved && out[k].kind != kNotExpressible) {
+        if (!proved && out[k].kind != kNotExpressible && out[k].kind != kTooManyVars) {
           c.failed_key = c.eq.key;
           c.failed_reason = c.reason;
         }
@@ -565,6 +580,10 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   stage("proved", proved_pairs, t0);
   res.prover_times = pr.times();
   res.generalization_calls = pr.generalization_calls();
+  res.too_many_vars = pr.too_many_vars();
+  if (res.too_many_vars)
+    rep.info(fmt::format("  ({} rules not sent to the prover: more than {} tensor variables)",
+                         res.too_many_vars, opts.max_prover_vars));
   for (auto& c : classes)
     if (c.state == RuleClass::Failed) res.unproved.push_back({c.eq, c.reason, c.pairs, c.reduced});
 

@@ -34,6 +34,10 @@ struct GeneratorOptions {
   // Debug and measurement: classify only the first this many of the 256 fingerprint ranges
   // (0: all); the library is then of those ranges only.
   size_t max_parts = 0;
+  // Rules with more tensor variables than this are not sent to the prover (reported as not
+  // tried): the verifier's instance search grows with every variable, and at max_ops 4 a
+  // proving batch ran out of memory in it. Every class at max_ops 3 has 4 or fewer. 0: no limit.
+  int max_prover_vars = 5;
 };
 
 // The verdict on one rule.
@@ -86,8 +90,9 @@ struct GeneratorResult {
   // Candidates that passed the re-test and were classified in a reduced form (common
   // subgraphs taken out), and those that reduced to nothing.
   uint64_t reduced_pairs = 0, vanished_pairs = 0;
-  uint64_t classes = 0;                             // classes up to renaming after the re-test
-  size_t parts_classified = 0;                      // fingerprint ranges classified (of 256)
+  uint64_t too_many_vars = 0;   // rules not sent to the prover: over max_prover_vars
+  uint64_t classes = 0;         // classes up to renaming after the re-test
+  size_t parts_classified = 0;  // fingerprint ranges classified (of 256)
   std::map<std::string, ProverTimes> prover_times;  // by verdict kind
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;
