@@ -340,6 +340,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   co.max_parts = opts.max_parts;
   Classified cl = classify_candidates(space, en, co, rep);
   res.reduced_pairs = cl.reduced;
+  res.reduce_from_ops = opts.reduce_from_ops;
   res.vanished_pairs = cl.vanished;
   res.classes = cl.classes.size();
   res.parts_classified = cl.parts_done;

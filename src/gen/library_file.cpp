@@ -64,10 +64,10 @@ std::string unproved_text(const GeneratorResult& r, const LibraryInfo& info) {
         r.not_tried);
   if (r.reduced_pairs > 0)
     text += fmt::format(
-        "; {} candidate pairs with a side of 4 or more operators were classified in their\n"
+        "; {} candidate pairs with a side of {} or more operators were classified in their\n"
         "; reduced form (common subgraphs taken out) and not tried as they were; a class\n"
         "; says how many of its candidate pairs were such reduced ones.\n",
-        r.reduced_pairs);
+        r.reduced_pairs, r.reduce_from_ops);
   for (size_t i = 0; i < r.unproved.size(); ++i) {
     const UnprovedRule& u = r.unproved[i];
     rules::Rule rule = to_rule(u.eq, fmt::format("unproved-{:04}", i + 1), false);
