@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "gen/gen_op.h"
@@ -161,6 +162,31 @@ TEST(GenPipeline, UnprovableCandidatesAreReportedNotEmitted) {
     EXPECT_TRUE(u.reason == "refused" || u.reason.rfind("not tried: ", 0) == 0) << u.reason;
   std::string report = unproved_text(r, LibraryInfo{"cmd", "pool", "axioms"});
   EXPECT_NE(report.find("refused"), std::string::npos);
+}
+
+// Rules with more tensor variables than max_prover_vars never reach the prover; they are
+// reported as not tried, and the library holds only smaller ones.
+TEST(GenPipeline, RulesWithTooManyVariablesAreNotSentToTheProver) {
+  int largest_sent = 0;
+  Prover counting = [&largest_sent](const std::vector<rules::Rule>& batch) {
+    for (auto& r : batch)
+      largest_sent = std::max(largest_sent, static_cast<int>(r.tensor_vars.size()));
+    return numeric_prover()(batch);
+  };
+  auto opts = small_options({"matmul", "ewadd", "transpose"}, 3);
+  GeneratorResult all = run_generator(opts, counting, null_reporter());
+  EXPECT_GE(largest_sent, 3);  // e.g. distributivity
+  EXPECT_EQ(all.too_many_vars, 0u);
+  opts.max_prover_vars = 2;
+  largest_sent = 0;
+  GeneratorResult capped = run_generator(opts, counting, null_reporter());
+  EXPECT_EQ(largest_sent, 2);
+  EXPECT_GT(capped.too_many_vars, 0u);
+  EXPECT_LT(capped.rules.size(), all.rules.size());
+  size_t reported = 0;
+  for (auto& u : capped.unproved)
+    reported += u.reason.find("tensor variables, more than the 2") != std::string::npos;
+  EXPECT_GT(reported, 0u);
 }
 
 // Prune before proving: a class whose more general form (a class too) was not proved is not
