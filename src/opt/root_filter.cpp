@@ -26,9 +26,7 @@ uint32_t intern(const std::string& key) {
   static std::mutex mu;
   static std::map<std::string, uint32_t> ids;
   std::lock_guard<std::mutex> lock(mu);
-  auto [it, fresh] = ids.emplace(key, static_cast<uint32_t>(ids.size()));
-  (void)fresh;
-  return it->second;
+  return ids.emplace(key, static_cast<uint32_t>(ids.size())).first->second;
 }
 
 }  // namespace
