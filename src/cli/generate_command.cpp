@@ -94,7 +94,8 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "report of candidates not proved (default: OUT with .unproved)");
   cmd->add_option("--parts", parts,
                   "debug/measurement: classify only the first N of the 256 fingerprint ranges "
-                  "(0: all); the library then covers those ranges only");
+                  "and the same share of the split requests (0: all); the library then covers "
+                  "those only");
   cmd->add_option("--reduce-from", reduce_from,
                   "classify candidates with a side of this many operators or more in their "
                   "reduced form (common subgraphs taken out; default 4)");

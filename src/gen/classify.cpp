@@ -63,7 +63,10 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
                                Reporter& rep) {
   const int threads = std::max(1, opts.threads);
   const size_t parts = opts.max_parts ? std::min(opts.max_parts, en.num_parts()) : en.num_parts();
-  const size_t n_items = parts + en.requests.size() + s.aliases.size();
+  // With max_parts, the same share of the split requests (the first ones, in graph order).
+  const size_t requests =
+      opts.max_parts ? en.requests.size() * parts / en.num_parts() : en.requests.size();
+  const size_t n_items = parts + requests + s.aliases.size();
   std::vector<Local> locals(static_cast<size_t>(threads));
   std::atomic<uint64_t> classes_seen{0};  // classes of the threads, before merging
   for (auto& l : locals) {
@@ -118,7 +121,7 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
           return;
         }
         item -= parts;
-        if (item < en.requests.size()) {
+        if (item < requests) {
           const SplitRequest& q = en.requests[item];
           std::optional<RuleSide> partner = split_partner(ev, s, en.small, q);
           if (!partner) return;
@@ -126,7 +129,7 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
           add(c);
           return;
         }
-        item -= en.requests.size();
+        item -= requests;
         Candidate c = alias_candidate(s, s.aliases[item]);
         add(c);
       },

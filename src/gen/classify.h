@@ -44,7 +44,8 @@ struct ClassifyOptions {
   // policy: there the pruning after proving keeps a specific rule whose general form fails).
   int reduce_from_ops = 4;
   // Debug and measurement: classify only the first this many fingerprint ranges (of
-  // num_parts()); 0: all. Split requests and aliases are classified either way.
+  // num_parts()) and the same share of the split requests (the first ones); 0: all. Aliases
+  // are classified either way.
   size_t max_parts = 0;
 };
 
