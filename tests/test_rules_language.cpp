@@ -295,6 +295,43 @@ TEST(InferTermType, AgreesWithInstantiation) {
   EXPECT_THROW(infer_term_type(t, tb), Error);
 }
 
+// The instance search stops with InstanceSearchTooLarge past its bound instead of growing
+// without limit; under the bound it visits the same instances.
+TEST(Instances, SearchStopsPastItsBound) {
+  RuleSet ax = load_rules(kAxioms);
+  RuleSet s = parse_rules(
+      "(rule m (source (matmul none ?x (concat 1 ?y ?z))) (target (concat 1 (matmul none ?x ?y) "
+      "(matmul none ?x ?z))))",
+      "t.rules", &ax);
+  const Rule& r = s.rules[0];
+  ShapeSpace space;
+  space.ranks = {2};
+  space.dims = {1, 2, 3};
+  Candidates cands = candidate_types(r, space);
+  auto count = [&](size_t bound) {
+    size_t n = 0;
+    for_each_instance(
+        r, {}, cands,
+        [&](const Instance&) {
+          ++n;
+          return true;
+        },
+        bound);
+    return n;
+  };
+  size_t all = count(kMaxPartialInstances);
+  ASSERT_GE(all, 10u);
+  EXPECT_EQ(count(100000), all);
+  EXPECT_THROW(count(5), InstanceSearchTooLarge);
+  EXPECT_THROW(sample_instances(r, {}, cands, 4, 100000, 5), InstanceSearchTooLarge);
+  try {
+    count(5);
+  } catch (const InstanceSearchTooLarge& e) {
+    EXPECT_NE(std::string(e.what()).find("m: instance search too large"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace graphsub::rules
 

@@ -211,6 +211,29 @@ TEST(Verifier, ReusedContextsGiveTheSameVerdictsInAnyOrder) {
   EXPECT_EQ(proved, 6u);
 }
 
+// A rule whose numeric instance search passes its bound is Invalid with a reason that says
+// so (not a crash or an exhausted memory); with fallback shapes it is tested there and proved.
+TEST(Verifier, InstanceSearchPastItsBoundIsReported) {
+  rules::RuleSet ax = axioms();
+  rules::RuleSet set = rules::parse_rules(
+      "(rule many (source (ewadd (ewadd (ewadd ?a ?b) (ewadd ?c ?d)) (ewadd (ewadd ?e ?f) "
+      "(ewadd ?g ?h)))) (target (ewadd (ewadd (ewadd ?a ?c) (ewadd ?b ?d)) (ewadd (ewadd ?e ?g) "
+      "(ewadd ?f ?h)))))",
+      "t.rules", &ax);
+  VerifyOptions o = options();
+  o.max_partial_instances = 50;
+  RuleVerdict bounded = Verifier(ax, o).verify(set.rules[0]);
+  EXPECT_EQ(bounded.verdict, Verdict::Invalid);
+  EXPECT_NE(bounded.reason.find("instance search too large"), std::string::npos) << bounded.reason;
+  o.fallback_types = {TensorType{.shape = {2, 3}}};
+  RuleVerdict fallback = Verifier(ax, o).verify(set.rules[0]);
+  EXPECT_TRUE(fallback.proved()) << fallback.reason;
+  EXPECT_EQ(fallback.tested, 1u);
+  RuleVerdict unbounded = Verifier(ax, options()).verify(set.rules[0]);
+  EXPECT_TRUE(unbounded.proved()) << unbounded.reason;
+  EXPECT_GT(unbounded.tested, 1u);
+}
+
 std::pair<int, std::string> run(const std::string& args) {
   std::string cmd = std::string(GRAPHSUB_BINARY_DIR) + "/graphsub --quiet " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");

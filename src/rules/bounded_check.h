@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/report.h"
+#include "rules/instances.h"
 #include "rules/numeric_check.h"
 
 namespace graphsub::rules {
@@ -29,6 +30,9 @@ struct BoundedOptions {
   uint64_t max_per_params = 0;
   uint64_t seed = 1;
   NumericOptions numeric;
+  // Bound of the instance search (see instances.h): past it the test throws
+  // InstanceSearchTooLarge.
+  size_t max_partial_instances = kMaxPartialInstances;
 };
 
 // Tests one rule or axiom on one thread.

@@ -173,8 +173,9 @@ class Partials {
 
 class Enumerator {
  public:
-  Enumerator(const Rule& r, const ParamAssignment& params, const Candidates& candidates)
-      : r_(r), params_(params) {
+  Enumerator(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
+             size_t max_partials)
+      : r_(r), params_(params), max_partials_(max_partials) {
     for (auto& v : r.tensor_vars) {
       index_[v] = static_cast<int>(names_.size());
       names_.push_back(v);
@@ -342,6 +343,7 @@ class Enumerator {
       for (size_t i = 0; i < c.size(); ++i) {
         idx[static_cast<size_t>(v)] = static_cast<int16_t>(i);
         out->push(idx.data(), intern(c[i]));
+        count_partial();
       }
     } else {
       const AxiomOp* op = find_axiom_op(t->name);
@@ -384,12 +386,23 @@ class Enumerator {
               }
               it = infer_cache.emplace(arg_ids, result).first;
             }
-            if (it->second >= 0) out->push(idx.data(), static_cast<uint32_t>(it->second));
+            if (it->second >= 0) {
+              out->push(idx.data(), static_cast<uint32_t>(it->second));
+              count_partial();
+            }
             return true;
           },
           key);
     }
     return *memo_.emplace(key, std::move(out)).first->second;
+  }
+
+  void count_partial() {
+    if (++partials_ > max_partials_)
+      throw InstanceSearchTooLarge(
+          fmt::format("{}: instance search too large (over {} partial instances; {} tensor "
+                      "variables): test it at fewer shapes",
+                      r_.name, max_partials_, names_.size()));
   }
 
   // The id of a type in the table of distinct types (added when new).
@@ -410,6 +423,8 @@ class Enumerator {
   std::map<std::string, int> index_;
   std::vector<const std::vector<TensorType>*> cands_;
   std::map<std::string, std::unique_ptr<Partials>> memo_;
+  size_t max_partials_;
+  size_t partials_ = 0;  // entries of all partial lists so far
 };
 
 }  // namespace
@@ -446,15 +461,16 @@ Candidates candidate_types(const Rule& r, const ShapeSpace& space, bool with_spl
 }
 
 bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
-                       const std::function<bool(const Instance&)>& visit) {
+                       const std::function<bool(const Instance&)>& visit, size_t max_partials) {
   if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
-  return Enumerator(r, params, candidates).run(visit);
+  return Enumerator(r, params, candidates, max_partials).run(visit);
 }
 
 std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
-                                       const Candidates& candidates, size_t k, size_t limit) {
+                                       const Candidates& candidates, size_t k, size_t limit,
+                                       size_t max_partials) {
   if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
-  Enumerator en(r, params, candidates);
+  Enumerator en(r, params, candidates, max_partials);
   size_t nv = en.num_vars();
   std::vector<int16_t> all;  // the first `limit` instances, nv indices each
   size_t count = 0;

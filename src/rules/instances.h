@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/tensor_type.h"
 #include "ops/op_def.h"
 #include "rules/rule.h"
@@ -39,16 +40,29 @@ using Candidates = std::map<std::string, std::vector<TensorType>>;
 // at 1 on each axis.
 Candidates candidate_types(const Rule& r, const ShapeSpace& space, bool with_splits = false);
 
+// The search keeps the well-typed partial instances of every subterm; with many tensor
+// variables over a large shape space they can run into the billions. Past this many (in all,
+// per enumeration) it stops with InstanceSearchTooLarge instead of exhausting memory.
+inline constexpr size_t kMaxPartialInstances = 2'000'000;
+
+class InstanceSearchTooLarge : public Error {
+ public:
+  using Error::Error;
+};
+
 // Calls `visit` for each well-typed instance with parameters `params`, in a deterministic
-// order, until it returns false. Returns false when stopped early.
+// order, until it returns false. Returns false when stopped early. Throws
+// InstanceSearchTooLarge past `max_partials` partial instances.
 bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
-                       const std::function<bool(const Instance&)>& visit);
+                       const std::function<bool(const Instance&)>& visit,
+                       size_t max_partials = kMaxPartialInstances);
 
 // At most `k` of the instances for_each_instance visits, spread evenly over the first `limit`
 // of them (the first and the last included), in visiting order.
 std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
                                        const Candidates& candidates, size_t k,
-                                       size_t limit = 100000);
+                                       size_t limit = 100000,
+                                       size_t max_partials = kMaxPartialInstances);
 
 // A readable instance: "?a=1 ?x:f32[2,3] ?y:f32[2,1]{split0:1}".
 std::string instance_str(const Instance& in);

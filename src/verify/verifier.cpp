@@ -152,18 +152,43 @@ RuleVerdict Verifier::numeric_test(const rules::Rule& r) const {
   rules::BoundedOptions bo;
   bo.max_per_params = opts_.numeric_per_params;
   bo.seed = opts_.seed;
-  rules::BoundedResult b = rules::bounded_test(r, axioms_, opts_.numeric_space, bo);
-  if (b.holds || b.instances > 0) {
-    v.tested = b.instances;
+  bo.max_partial_instances = opts_.max_partial_instances;
+  // A search that grows too large (many tensor variables) counts as finding no instance; the
+  // given shapes, fewer, are tried then, but not the whole space, which is larger still.
+  std::string too_large;
+  auto attempt = [&](auto&& search) -> std::optional<rules::BoundedResult> {
+    try {
+      return search();
+    } catch (const rules::InstanceSearchTooLarge& e) {
+      too_large = e.what();
+      return std::nullopt;
+    }
+  };
+  std::optional<rules::BoundedResult> found =
+      attempt([&] { return rules::bounded_test(r, axioms_, opts_.numeric_space, bo); });
+  if (found && (found->holds || found->instances > 0)) {
+    v.tested = found->instances;
   } else {
     // Nothing type-checks among the small shapes: try the given shapes, then the axioms'
     // full shape space.
+    bool small_too_large = !found;
+    found.reset();
     if (!opts_.fallback_types.empty())
-      b = rules::bounded_test_types(r, axioms_, opts_.fallback_types, bo);
-    if (b.instances == 0)
-      b = rules::bounded_test(r, axioms_, axioms_.shapes.value_or(rules::ShapeSpace{}), bo);
-    v.tested = b.instances;
+      found =
+          attempt([&] { return rules::bounded_test_types(r, axioms_, opts_.fallback_types, bo); });
+    if ((!found || found->instances == 0) && !small_too_large)
+      found = attempt([&] {
+        return rules::bounded_test(r, axioms_, axioms_.shapes.value_or(rules::ShapeSpace{}), bo);
+      });
+    if (!found) {
+      v.numeric_ms = ms_since(t0);
+      v.verdict = Verdict::Invalid;
+      v.reason = too_large;
+      return v;
+    }
+    v.tested = found->instances;
   }
+  const rules::BoundedResult& b = *found;
   v.numeric_ms = ms_since(t0);
   if (!b.holds) {
     v.output = b.output;

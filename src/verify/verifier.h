@@ -62,6 +62,10 @@ struct VerifyOptions {
   // of a rule type-checks among the small shapes, the numeric test tries its variables at
   // these before it searches the axioms' whole shape space (which costs far more).
   std::vector<TensorType> fallback_types;
+  // Bound of the numeric test's instance search (rules/instances.h). A search past it counts
+  // as finding no instance: the fallback types are tried, and if they too fail, the rule is
+  // Invalid with a reason that says so (rather than the search exhausting memory).
+  size_t max_partial_instances = rules::kMaxPartialInstances;
   // Keep one Z3 context and solver per thread with the axioms asserted once, and check each
   // rule in its own push/pop scope, instead of a fresh context and solver per rule (setting up
   // and internalizing the axioms was most of a call's solver time: 2,333 sampled rules took
