@@ -295,19 +295,62 @@ TEST(InferTermType, AgreesWithInstantiation) {
   EXPECT_THROW(infer_term_type(t, tb), Error);
 }
 
-// The instance search stops with InstanceSearchTooLarge past its bound instead of growing
-// without limit; under the bound it visits the same instances.
-TEST(Instances, SearchStopsPastItsBound) {
+}  // namespace
+}  // namespace graphsub::rules
+
+namespace graphsub::rules {
+namespace {
+
+// The rule and candidate shapes the instance tests enumerate: a matmul over a concat, rank 2.
+struct MatmulOverConcat {
+  static ShapeSpace space() {
+    ShapeSpace sp;
+    sp.ranks = {2};
+    sp.dims = {1, 2, 3};
+    return sp;
+  }
   RuleSet ax = load_rules(kAxioms);
   RuleSet s = parse_rules(
       "(rule m (source (matmul none ?x (concat 1 ?y ?z))) (target (concat 1 (matmul none ?x ?y) "
       "(matmul none ?x ?z))))",
       "t.rules", &ax);
   const Rule& r = s.rules[0];
-  ShapeSpace space;
-  space.ranks = {2};
-  space.dims = {1, 2, 3};
-  Candidates cands = candidate_types(r, space);
+  Candidates cands = candidate_types(r, space());
+};
+
+// sample_instances picks from the instances for_each_instance visits: the first, the last and
+// evenly spaced ones between, each with the same types.
+TEST(Instances, SamplesSpreadEvenlyOverTheEnumeration) {
+  MatmulOverConcat m;
+  const Rule& r = m.r;
+  const Candidates& cands = m.cands;
+  std::vector<Instance> all;
+  for_each_instance(r, {}, cands, [&](const Instance& in) {
+    all.push_back(in);
+    return true;
+  });
+  ASSERT_GE(all.size(), 10u);
+  for (size_t k : {size_t{1}, size_t{2}, size_t{5}, all.size() + 3}) {
+    std::vector<Instance> got = sample_instances(r, {}, cands, k);
+    size_t n = std::min(k, all.size());
+    ASSERT_EQ(got.size(), n) << k;
+    for (size_t i = 0; i < n; ++i) {
+      const Instance& want = all[n == 1 ? 0 : i * (all.size() - 1) / (n - 1)];
+      EXPECT_EQ(instance_str(got[i]), instance_str(want)) << k << " " << i;
+    }
+  }
+  // Only the first `limit` instances are sampled from.
+  std::vector<Instance> first = sample_instances(r, {}, cands, 2, 3);
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(instance_str(first[1]), instance_str(all[2]));
+}
+
+// The instance search stops with InstanceSearchTooLarge past its bound instead of growing
+// without limit; under the bound it visits the same instances.
+TEST(Instances, SearchStopsPastItsBound) {
+  MatmulOverConcat m;
+  const Rule& r = m.r;
+  const Candidates& cands = m.cands;
   auto count = [&](size_t bound) {
     size_t n = 0;
     for_each_instance(
@@ -330,46 +373,6 @@ TEST(Instances, SearchStopsPastItsBound) {
     EXPECT_NE(std::string(e.what()).find("m: instance search too large"), std::string::npos)
         << e.what();
   }
-}
-
-}  // namespace
-}  // namespace graphsub::rules
-
-namespace graphsub::rules {
-namespace {
-
-// sample_instances picks from the instances for_each_instance visits: the first, the last and
-// evenly spaced ones between, each with the same types.
-TEST(Instances, SamplesSpreadEvenlyOverTheEnumeration) {
-  RuleSet ax = load_rules(kAxioms);
-  RuleSet s = parse_rules(
-      "(rule m (source (matmul none ?x (concat 1 ?y ?z))) (target (concat 1 (matmul none ?x ?y) "
-      "(matmul none ?x ?z))))",
-      "t.rules", &ax);
-  const Rule& r = s.rules[0];
-  ShapeSpace space;
-  space.ranks = {2};
-  space.dims = {1, 2, 3};
-  Candidates cands = candidate_types(r, space);
-  std::vector<Instance> all;
-  for_each_instance(r, {}, cands, [&](const Instance& in) {
-    all.push_back(in);
-    return true;
-  });
-  ASSERT_GE(all.size(), 10u);
-  for (size_t k : {size_t{1}, size_t{2}, size_t{5}, all.size() + 3}) {
-    std::vector<Instance> got = sample_instances(r, {}, cands, k);
-    size_t n = std::min(k, all.size());
-    ASSERT_EQ(got.size(), n) << k;
-    for (size_t i = 0; i < n; ++i) {
-      const Instance& want = all[n == 1 ? 0 : i * (all.size() - 1) / (n - 1)];
-      EXPECT_EQ(instance_str(got[i]), instance_str(want)) << k << " " << i;
-    }
-  }
-  // Only the first `limit` instances are sampled from.
-  std::vector<Instance> first = sample_instances(r, {}, cands, 2, 3);
-  ASSERT_EQ(first.size(), 2u);
-  EXPECT_EQ(instance_str(first[1]), instance_str(all[2]));
 }
 
 }  // namespace
