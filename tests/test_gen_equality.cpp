@@ -7,18 +7,12 @@
 #include "gen/library_file.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
+#include "test_gen_util.h"
 
 namespace graphsub::gen {
 namespace {
 
-Equality eq(std::vector<std::string> lhs, std::vector<std::string> rhs) {
-  Equality e;
-  for (auto& t : lhs) e.lhs.push_back(rules::parse_term(t));
-  for (auto& t : rhs) e.rhs.push_back(rules::parse_term(t));
-  e.lhs_ops = count_ops(e.lhs);
-  e.rhs_ops = count_ops(e.rhs);
-  return e;
-}
+using testing::eq;
 
 // (= (dim ?w 1) (dim ?x 1)): the kernel w of a conv over x is dense.
 rules::TermPtr dense_condition(const std::string& w, const std::string& x) {

@@ -13,14 +13,7 @@
 namespace graphsub::gen {
 namespace {
 
-Equality eq(std::vector<std::string> lhs, std::vector<std::string> rhs) {
-  Equality e;
-  for (auto& t : lhs) e.lhs.push_back(rules::parse_term(t));
-  for (auto& t : rhs) e.rhs.push_back(rules::parse_term(t));
-  e.lhs_ops = count_ops(e.lhs);
-  e.rhs_ops = count_ops(e.rhs);
-  return e;
-}
+using testing::eq;
 
 std::string key_of(Equality e) {
   canonicalize(e);

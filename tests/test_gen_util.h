@@ -7,9 +7,21 @@
 #include <vector>
 
 #include "gen/compact_graph.h"
+#include "gen/equality.h"
 #include "gen/space.h"
+#include "rules/rule_parser.h"
 
 namespace graphsub::gen::testing {
+
+// An equality of parsed terms, lhs[i] = rhs[i] (not canonicalized).
+inline Equality eq(const std::vector<std::string>& lhs, const std::vector<std::string>& rhs) {
+  Equality e;
+  for (auto& t : lhs) e.lhs.push_back(rules::parse_term(t));
+  for (auto& t : rhs) e.rhs.push_back(rules::parse_term(t));
+  e.lhs_ops = count_ops(e.lhs);
+  e.rhs_ops = count_ops(e.rhs);
+  return e;
+}
 
 // The domains declared in specs/operators.axioms (kept small where a test wants speed).
 inline ParamDomains small_domains() {
