@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ir/error.h"
+
 namespace graphsub::opt {
 namespace {
 
@@ -241,6 +243,31 @@ std::optional<double> price_template(const GraphIndex& ix, const Template& t,
   for (size_t i = 0; i < t.targets.size(); ++i)
     buf.reps.push_back({outputs[i], tensor(t.targets[i])});
   return price(ix, first, buf.reps, matched, pricing, buf);
+}
+
+Graph& ScratchGraph::begin(const Graph& parent, NodeId& first) {
+  if (!g_ || g_->num_slots() > parent.num_slots() + 256) g_ = parent;
+  first = static_cast<NodeId>(g_->num_slots());
+  return *g_;
+}
+
+void ScratchGraph::clear_from(NodeId first) {
+  for (NodeId id = first; id < g_->num_slots(); ++id)
+    if (g_->alive(id)) g_->remove(id);
+}
+
+std::optional<double> price_on_scratch(
+    ScratchGraph& scratch, const Graph& parent,
+    const std::function<std::optional<double>(Graph&, NodeId)>& build_and_price) {
+  NodeId first = 0;
+  Graph& g = scratch.begin(parent, first);
+  std::optional<double> price;
+  try {
+    price = build_and_price(g, first);
+  } catch (const Error&) {  // does not type-check: not an application
+  }
+  scratch.clear_from(first);
+  return price;
 }
 
 }  // namespace graphsub::opt

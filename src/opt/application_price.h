@@ -8,6 +8,7 @@
 // parent's total, less the parent nodes that die, plus the surviving new nodes. Most
 // candidates of a search are discarded for their cost, so pricing them first saves building
 // their graphs.
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -58,5 +59,26 @@ std::optional<double> price_template(const GraphIndex& ix, const Template& t,
                                      const std::vector<TensorRef>& outputs,
                                      const std::vector<NodeId>& matched, const Pricing& pricing,
                                      PriceBuffers& buf);
+
+// A scratch copy of the parent graph, to add one application's nodes at a time to and price
+// them (the scratch overload of price_application) before anything is built for real.
+class ScratchGraph {
+ public:
+  // The scratch graph, a copy of `parent` (made afresh when the holes that priced
+  // applications leave behind add up); the application's nodes take ids from `first` on.
+  Graph& begin(const Graph& parent, NodeId& first);
+  // Removes the nodes added since `first`.
+  void clear_from(NodeId first);
+
+ private:
+  std::optional<Graph> g_;
+};
+
+// Prices one application on `scratch`: `build_and_price(scratch graph, first new id)` adds its
+// nodes and prices them; they are removed afterwards. nullopt when the application does not
+// type-check (the builder throws Error) or price_application refuses it.
+std::optional<double> price_on_scratch(
+    ScratchGraph& scratch, const Graph& parent,
+    const std::function<std::optional<double>(Graph&, NodeId)>& build_and_price);
 
 }  // namespace graphsub::opt

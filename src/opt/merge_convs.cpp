@@ -70,7 +70,7 @@ class MergeConvs : public BuiltinTransform {
     std::vector<std::pair<TensorRef, NodeId>> readers;
     for (NodeId c : ix.nodes_of("conv")) readers.push_back({g.node(c).inputs[0], c});
     std::sort(readers.begin(), readers.end());
-    std::optional<Graph> scratch;  // the parent plus the application being priced
+    ScratchGraph scratch;  // the parent plus the application being priced
     PriceBuffers buf;
     size_t ordinal = 0;
     for (size_t lo = 0, hi = 0; lo < readers.size(); lo = hi) {
@@ -83,18 +83,13 @@ class MergeConvs : public BuiltinTransform {
           if (!p) continue;
           size_t my_ordinal = ordinal;
           if (pricing) {
-            if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
-            auto first = static_cast<NodeId>(scratch->num_slots());
-            std::optional<double> price;
-            try {
-              auto split = build(g, *scratch, a, b, *p);
-              price = price_application(ix, *scratch, first,
-                                        {{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}}, {a, b},
-                                        *pricing, buf);
-            } catch (const Error&) {  // does not type-check: not an application
-            }
-            for (NodeId id = first; id < scratch->num_slots(); ++id)
-              if (scratch->alive(id)) scratch->remove(id);
+            std::optional<double> price =
+                price_on_scratch(scratch, g, [&](Graph& sg, NodeId first) {
+                  auto split = build(g, sg, a, b, *p);
+                  return price_application(ix, sg, first,
+                                           {{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}}, {a, b},
+                                           *pricing, buf);
+                });
             if (!price) continue;
             ++ordinal;
             if (!pricing->admit(*price)) continue;

@@ -30,7 +30,7 @@ class MergeGroupConvs : public BuiltinTransform {
  private:
   void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
     const Graph& g = ix.graph();
-    std::optional<Graph> scratch;  // the parent plus the application being priced
+    ScratchGraph scratch;  // the parent plus the application being priced
     PriceBuffers buf;
     size_t ordinal = 0;
     for (NodeId c : ix.nodes_of("conv")) {
@@ -38,18 +38,12 @@ class MergeGroupConvs : public BuiltinTransform {
       if (s.groups < 2 || s.groups % 2 != 0 || !ix.constant(g.node(c).inputs[1])) continue;
       size_t my_ordinal = ordinal;
       if (pricing) {
-        if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
-        auto first = static_cast<NodeId>(scratch->num_slots());
-        std::optional<double> price;
-        try {
+        std::optional<double> price = price_on_scratch(scratch, g, [&](Graph& sg, NodeId first) {
           // The mask's data and name do not change the price (weights cost nothing).
-          TensorRef mask{scratch->add_weight("group_mask", mask_type()), 0};
-          TensorRef conv = build(*scratch, g.node(c), s, mask);
-          price = price_application(ix, *scratch, first, {{{c, 0}, conv}}, {c}, *pricing, buf);
-        } catch (const Error&) {  // does not type-check: not an application
-        }
-        for (NodeId id = first; id < scratch->num_slots(); ++id)
-          if (scratch->alive(id)) scratch->remove(id);
+          TensorRef mask{sg.add_weight("group_mask", mask_type()), 0};
+          TensorRef conv = build(sg, g.node(c), s, mask);
+          return price_application(ix, sg, first, {{{c, 0}, conv}}, {c}, *pricing, buf);
+        });
         if (!price) continue;
         ++ordinal;
         if (!pricing->admit(*price)) continue;

@@ -80,7 +80,7 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
   PriceBuffers& buf = lease->price;
   std::vector<Replacement>& price_reps = lease->reps;
   const size_t num_matches = pattern_.find(ix, matches);
-  std::optional<Graph> scratch;  // the parent plus the application being priced
+  ScratchGraph scratch;  // the parent plus the application being priced
   for (size_t k = 0; k < num_matches; ++k) {
     const Match& m = matches[k];
     auto known = memo_.find(g, m.vars, m.params);
@@ -90,28 +90,25 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
       if (known && known->nodes) {  // priced from the recorded nodes: no graph is edited
         price = price_template(ix, *known->nodes, m.vars, m.outputs, m.internal, *pricing, buf);
       } else {
-        // Priced applications leave holes in the scratch table; start afresh when they add up.
-        if (!scratch || scratch->num_slots() > g.num_slots() + 256) scratch = g;
-        auto first = static_cast<NodeId>(scratch->num_slots());
+        NodeId first = 0;
+        Graph& sg = scratch.begin(g, first);
         std::vector<TensorRef>& targets = lease->targets;
         bool built = false;
         try {
-          targets = rules::instantiate(*scratch, rule_.target, bindings(m));
+          targets = rules::instantiate(sg, rule_.target, bindings(m));
           built = true;
         } catch (const Error&) {  // the target does not type-check here: not an application
           memo_.add(g, m.vars, m.params, {true, std::nullopt});
         }
         if (built && !known)
-          memo_.add(g, m.vars, m.params,
-                    {false, Template::record(*scratch, first, m.vars, targets)});
+          memo_.add(g, m.vars, m.params, {false, Template::record(sg, first, m.vars, targets)});
         if (built) {
           price_reps.clear();
           for (size_t i = 0; i < targets.size(); ++i)
             price_reps.push_back({m.outputs[i], targets[i]});
-          price = price_application(ix, *scratch, first, price_reps, m.internal, *pricing, buf);
+          price = price_application(ix, sg, first, price_reps, m.internal, *pricing, buf);
         }
-        for (NodeId id = first; id < scratch->num_slots(); ++id)
-          if (scratch->alive(id)) scratch->remove(id);
+        scratch.clear_from(first);
       }
       if (!price || !pricing->admit(*price)) continue;
     }
