@@ -19,6 +19,7 @@
 
 #include "ir/error.h"
 #include "ir/report.h"
+#include "ir/text.h"
 #include "models/models.h"
 #include "opt/analytic_cost.h"
 #include "opt/graph_hashing.h"
@@ -78,16 +79,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> models = {"nasrnn", "bert"};
   std::string cache;
   std::vector<std::string> only_rules;
-  auto split_list = [](const std::string& v) {
-    std::vector<std::string> out;
-    for (size_t p = 0; p <= v.size();) {
-      size_t q = v.find(',', p);
-      if (q == std::string::npos) q = v.size();
-      if (q > p) out.push_back(v.substr(p, q - p));
-      p = q + 1;
-    }
-    return out;
-  };
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (i + 1 >= argc) {

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "ir/report.h"
+#include "ir/text.h"
 #include "models/models.h"
 #include "opt/calibration.h"
 #include "opt/graph_hashing.h"
@@ -60,13 +61,7 @@ Args parse(int argc, char** argv) {
       return argv[++i];
     };
     if (k == "--models") {
-      std::string v = next();
-      for (size_t p = 0; p <= v.size();) {
-        size_t q = v.find(',', p);
-        if (q == std::string::npos) q = v.size();
-        if (q > p) a.models.push_back(v.substr(p, q - p));
-        p = q + 1;
-      }
+      for (auto& m : split_list(next())) a.models.push_back(m);
     } else if (k == "--budget") {
       a.budget = std::stoul(next());
     } else if (k == "--alpha") {

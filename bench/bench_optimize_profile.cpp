@@ -19,6 +19,7 @@
 #include "exec_onednn/onednn_executor.h"
 #include "ir/error.h"
 #include "ir/report.h"
+#include "ir/text.h"
 #include "models/models.h"
 #include "opt/graph_index.h"
 #include "opt/optimize.h"
@@ -79,17 +80,6 @@ struct Profile {
   std::vector<NodeTime> times;
   std::vector<std::vector<double>> secs, conv;
 };
-
-std::vector<std::string> split_list(const std::string& v) {
-  std::vector<std::string> out;
-  for (size_t p = 0; p <= v.size();) {
-    size_t q = v.find(',', p);
-    if (q == std::string::npos) q = v.size();
-    if (q > p) out.push_back(v.substr(p, q - p));
-    p = q + 1;
-  }
-  return out;
-}
 
 }  // namespace
 }  // namespace graphsub

@@ -4,7 +4,6 @@
 #include <malloc.h>
 
 #include <fstream>
-#include <sstream>
 #include <thread>
 
 #include "cli/commands.h"
@@ -12,20 +11,12 @@
 #include "gen/library_file.h"
 #include "gen/verifier_prover.h"
 #include "ir/error.h"
+#include "ir/text.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub {
 
 namespace {
-
-std::vector<std::string> split_list(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, sep))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 // "act=none,relu" or "poolavg.kernel=3": restricts a declared domain (for one operator).
 void apply_param_override(const std::string& spec, gen::ParamDomains& d) {
