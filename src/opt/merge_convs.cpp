@@ -49,21 +49,12 @@ std::optional<Plan> plan(const GraphIndex& ix, NodeId a, NodeId b) {
   return p;
 }
 
-class MergeConvs : public BuiltinTransform {
+class MergeConvs : public PricedBuiltinTransform {
  public:
-  MergeConvs() : BuiltinTransform("merge-convs") {}
+  MergeConvs() : PricedBuiltinTransform("merge-convs") {}
 
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override { run(ix, nullptr, emit); }
-  // Prices each application on a scratch copy of the graph first (application_price.h) and
-  // builds only those pricing.admit accepts. Candidates carry their number among the
-  // applications that type-check, as apply() emits them.
-  void apply_priced(const GraphIndex& ix, const Pricing& pricing,
-                    const EmitFn& emit) const override {
-    run(ix, &pricing, emit);
-  }
-
- private:
-  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
+ protected:
+  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const override {
     const Graph& g = ix.graph();
     // (data input, conv) for every conv: sorted, the convs reading one tensor are adjacent
     // and ascending, and tensors come in ascending order.

@@ -14,21 +14,12 @@
 namespace graphsub::opt {
 namespace {
 
-class MergeGroupConvs : public BuiltinTransform {
+class MergeGroupConvs : public PricedBuiltinTransform {
  public:
-  MergeGroupConvs() : BuiltinTransform("merge-group-convs") {}
+  MergeGroupConvs() : PricedBuiltinTransform("merge-group-convs") {}
 
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override { run(ix, nullptr, emit); }
-  // Prices each application on a scratch copy of the graph first (application_price.h) and
-  // builds only those pricing.admit accepts: most are discarded for their cost. Candidates
-  // carry their number among the applications that type-check, as apply() emits them.
-  void apply_priced(const GraphIndex& ix, const Pricing& pricing,
-                    const EmitFn& emit) const override {
-    run(ix, &pricing, emit);
-  }
-
- private:
-  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
+ protected:
+  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const override {
     const Graph& g = ix.graph();
     ScratchGraph scratch;  // the parent plus the application being priced
     PriceBuffers buf;
