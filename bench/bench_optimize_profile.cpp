@@ -170,10 +170,15 @@ int main(int argc, char** argv) {
           t->predicted_ms += s->predicted_ms;
         }
       }
-      // How the executor runs the optimized graph's data movement (views or copies).
+      // How the executor runs the optimized graph's data movement (views or copies) and its
+      // residual additions (into the residual's buffer, or a copy of it).
       std::map<std::string, size_t> hows;
-      for (auto& p : b.ex.plan())
+      for (auto& p : b.ex.plan()) {
         if (p.op == "split" || p.op == "concat") ++hows[p.op + ": " + p.how];
+        if (p.op == "conv_add")
+          ++hows[p.how.find("sum in place") != std::string::npos ? "conv_add: sum in place"
+                                                                 : "conv_add: " + p.how];
+      }
       for (auto& [how, n] : hows) fmt::print("{} x{}\n", how, n);
       fmt::print(
           "| all | {} | {:.3f} ({:.3f}) | {:.3f} | {} | {:.3f} ({:.3f}) | {:.3f} | {:+.3f} | "

@@ -15,6 +15,7 @@
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "models/models.h"
+#include "ops/op_def.h"
 
 namespace graphsub {
 namespace {
@@ -170,8 +171,12 @@ Case transpose_case(Rng& r) {
   return single(b, b.transpose(b.input("x", s), perm));
 }
 
-Case conv_case(Rng& r) {
-  GraphBuilder b(true, r());
+// A random conv's operands and attributes: plain, grouped or depth-wise, maybe with a bias.
+struct RandomConv {
+  std::vector<TensorRef> ins;
+  Attrs attrs;
+};
+RandomConv random_conv(Rng& r, GraphBuilder& b) {
   int64_t kind = pick(r, 0, 2);  // plain, grouped, depth-wise
   int64_t groups = kind == 0 ? 1 : kind == 1 ? pick(r, 2, 3) : pick(r, 2, 6);
   int64_t cg = kind == 2 ? 1 : pick(r, 1, 4), og = kind == 2 ? pick(r, 1, 2) : pick(r, 1, 4);
@@ -184,7 +189,29 @@ Case conv_case(Rng& r) {
           {"pads", Ints{pick(r, 0, 2), pick(r, 0, 2), pick(r, 0, 2), pick(r, 0, 2)}},
           {"dilations", Ints{dh, dw}},
           {"act", random_act(r)}};
-  return single(b, b.op("conv", ins, a));
+  return {ins, a};
+}
+
+Case conv_case(Rng& r) {
+  GraphBuilder b(true, r());
+  auto c = random_conv(r, b);
+  return single(b, b.op("conv", c.ins, c.attrs));
+}
+
+// The residual is a graph input, or computed (and then maybe also a graph output, which the
+// executor must not write into).
+Case conv_add_case(Rng& r) {
+  GraphBuilder b(true, r());
+  auto c = random_conv(r, b);
+  std::vector<TensorType> types;
+  for (size_t i = 0; i < 2; ++i) types.push_back(b.graph().type(c.ins[i]));
+  Shape out = op_def("conv").infer(c.attrs, types).at(0).shape;
+  TensorRef residual = b.input("r", out);
+  int64_t kind = pick(r, 0, 2);
+  if (kind > 0) residual = b.tanh(residual);
+  if (kind == 2) b.output("residual", residual);
+  c.ins.insert(c.ins.begin() + 2, residual);
+  return single(b, b.op("conv_add", c.ins, c.attrs));
 }
 
 Case enlarge_case(Rng& r) {
@@ -388,6 +415,7 @@ const std::map<std::string, CaseFn>& cases() {
     c["matmul"] = matmul_case;
     c["transpose"] = transpose_case;
     c["conv"] = conv_case;
+    c["conv_add"] = conv_add_case;
     c["enlarge"] = enlarge_case;
     c["global_avgpool"] = global_avgpool_case;
     c["concat"] = concat_case;
@@ -408,11 +436,11 @@ const std::map<std::string, CaseFn>& cases() {
 // Operators the executor runs on oneDNN primitives (or as zero-copy views); the others run
 // their reference kernel inside the executor.
 const std::set<std::string> kOnednnOps = {
-    "relu",      "sigmoid",        "tanh",      "gelu",       "exp",     "sqrt",
-    "identity",  "ewadd",          "ewmul",     "add",        "sub",     "mul",
-    "div",       "smul",           "matmul",    "transpose",  "conv",    "poolavg",
-    "poolmax",   "global_avgpool", "concat",    "split",      "reshape", "flatten",
-    "batchnorm", "softmax",        "layernorm", "reduce_mean"};
+    "relu",     "sigmoid",   "tanh",           "gelu",      "exp",        "sqrt",
+    "identity", "ewadd",     "ewmul",          "add",       "sub",        "mul",
+    "div",      "smul",      "matmul",         "transpose", "conv",       "conv_add",
+    "poolavg",  "poolmax",   "global_avgpool", "concat",    "split",      "reshape",
+    "flatten",  "batchnorm", "softmax",        "layernorm", "reduce_mean"};
 
 std::vector<std::string> executable_ops() {
   std::vector<std::string> ops;
@@ -493,6 +521,65 @@ TEST(OnednnExecutor, ResidualBlockAgreesWithReference) {
   expect_close(ex.run(feeds), run_reference(g, feeds), "residual block");
   for (auto& p : ex.plan())
     EXPECT_EQ(p.how.find("reference"), std::string::npos) << p.op << ": " << p.how;
+}
+
+// conv_add accumulates into its destination: it may take the residual's buffer only when
+// nothing reads the residual (or a tensor sharing its bytes) afterwards. Each graph runs twice,
+// against the reference, and the plan says which way it went.
+TEST(OnednnExecutor, ConvAddWritesIntoTheResidualOnlyWhenNothingReadsItLater) {
+  struct Variant {
+    const char* name;
+    bool in_place;
+    std::function<void(GraphBuilder&, TensorRef x, TensorRef r)> build;
+  };
+  auto conv_add = [](GraphBuilder& b, TensorRef x, TensorRef r, const char* w) {
+    return b.op("conv_add", {x, b.weight(w, {8, 8, 3, 3}), r},
+                {{"pads", Ints{1, 1, 1, 1}}, {"act", std::string("relu")}});
+  };
+  const std::vector<Variant> variants = {
+      {"only reader", true,
+       [&](GraphBuilder& b, TensorRef x, TensorRef r) { b.output("y", conv_add(b, x, r, "w")); }},
+      {"read before", true,
+       [&](GraphBuilder& b, TensorRef, TensorRef r) {
+         b.output("y", conv_add(b, b.conv(r, b.weight("v", {8, 8, 1, 1})), r, "w"));
+       }},
+      {"graph output", false,
+       [&](GraphBuilder& b, TensorRef x, TensorRef r) {
+         b.output("y", conv_add(b, x, r, "w"));
+         b.output("r", r);
+       }},
+      {"read after", false,
+       [&](GraphBuilder& b, TensorRef x, TensorRef r) {
+         b.output("y", b.ewadd(conv_add(b, x, r, "w"), r));
+       }},
+      {"also the conv's input", false,
+       [&](GraphBuilder& b, TensorRef, TensorRef r) { b.output("y", conv_add(b, r, r, "w")); }},
+      {"a view read after", false,
+       [&](GraphBuilder& b, TensorRef x, TensorRef r) {
+         b.output("y", b.ewadd(conv_add(b, x, b.op("identity", {r}), "w"), r));
+       }},
+      {"chained", true,
+       [&](GraphBuilder& b, TensorRef x, TensorRef r) {
+         b.output("y", conv_add(b, x, conv_add(b, x, r, "w1"), "w2"));
+       }},
+  };
+  for (auto& v : variants) {
+    GraphBuilder b(true, 3);
+    auto x = b.input("x", {1, 8, 9, 9});
+    // A conv computes the residual, so that it arrives in conv_add's own layout (no
+    // conversion gives conv_add a buffer of its own).
+    auto r = b.conv(b.input("r", {1, 8, 9, 9}), b.weight("u", {8, 8, 1, 1}), {.act = "tanh"});
+    v.build(b, x, r);
+    Graph g = b.finish();
+    OnednnExecutor ex(g);
+    std::string plan = plan_of(ex, "conv_add");
+    EXPECT_EQ(plan.find(v.in_place ? "on a copy" : "in place"), std::string::npos)
+        << v.name << ": " << plan;
+    for (uint64_t seed : {1, 2}) {
+      auto feeds = random_feeds(g, seed);
+      expect_close(ex.run(feeds), run_reference(g, feeds), std::string(v.name) + ": " + plan);
+    }
+  }
 }
 
 // Operators fed by a convolution's output, which oneDNN keeps in a blocked layout: each one

@@ -34,7 +34,7 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
       "enlarge",       "poolavg",      "poolmax",    "global_avgpool",
       "concat",        "split",        "reshape",    "flatten",
       "pad",           "slice",        "batchnorm",  "softmax",
-      "layernorm",     "reduce_mean",  "opaque"};
+      "layernorm",     "reduce_mean",  "opaque",     "conv_add"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/builder.h"
+#include "onnx/onnx_model.h"
 #include "opt/graph_index.h"
 #include "opt/numeric_check.h"
 #include "opt/precompute.h"
@@ -205,6 +206,76 @@ TEST(OptStructural, ConcatOfSplitKeepsSplitPointsExact) {
       b.op_multi("split", {x}, {{"axis", int64_t{1}}, {"sizes", std::vector<int64_t>{2, 4}}});
   b.output("y", b.concat(1, {parts[0], parts[1]}));
   EXPECT_TRUE(apply(*make_concat_of_split(), b.finish()).empty());
+}
+
+// fuse-conv-add: one application fuses every residual addition of a conv's output, with the
+// activation that alone reads the sum, into conv_add (a residual chained through two sites,
+// a conv with a bias, a conv as the second operand, a same-shape `add`).
+Graph residual_chain() {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 4, 6, 6});
+  auto s = b.relu(b.ewadd(b.conv(x, b.weight("w1", {4, 4, 3, 3}), {.pad = 1}), x));
+  auto c2 = b.op("conv", {s, b.weight("w2", {4, 4, 1, 1}), b.weight("b2", {4})},
+                 conv_attrs(1, {0, 0, 0, 0}));
+  auto t = b.ewadd(b.tanh(s), c2);
+  b.output("y", b.sigmoid(b.op("add", {b.conv(t, b.weight("w3", {4, 4, 3, 3}), {.pad = 1}), t})));
+  return b.finish();
+}
+
+TEST(OptStructural, FusesEveryResidualAdditionIntoItsConvolution) {
+  Graph g = residual_chain();
+  auto cands = apply(*make_fuse_conv_add(), g);
+  ASSERT_EQ(cands.size(), 1u);
+  const Graph& f = cands[0].graph;
+  EXPECT_EQ(count_op(f, "conv_add"), 3u);
+  EXPECT_EQ(count_op(f, "conv"), 0u);
+  for (const char* gone : {"ewadd", "add", "relu", "sigmoid"})
+    EXPECT_EQ(count_op(f, gone), 0u) << gone;
+  EXPECT_EQ(count_op(f, "tanh"), 1u);  // reads s, not a sum
+  EXPECT_NE(cands[0].where.find("and 2 more"), std::string::npos) << cands[0].where;
+  expect_equivalent(g, f);
+  // Nothing is left to fuse, and the fused graph exports to ONNX (Conv, Add, activation) and
+  // reads back as an equivalent graph.
+  EXPECT_TRUE(apply(*make_fuse_conv_add(), f).empty());
+  Graph back = import_onnx_bytes(export_onnx_bytes(f, nullptr), "").graph;
+  EXPECT_EQ(count_op(back, "conv"), 3u);
+  auto c = check_equivalent(g, back, 4);
+  EXPECT_TRUE(c.ok) << c.detail;
+}
+
+TEST(OptStructural, ConvAddFusionRefusesSharedOrActivatedConvs) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 2, 4, 4});
+  auto w = [&](const char* name) { return b.weight(name, {2, 2, 1, 1}); };
+  auto shared = b.conv(x, w("a"));
+  b.output("p", b.ewadd(shared, x));
+  b.output("q", shared);  // the conv output is read elsewhere too
+  b.output("r", b.ewadd(b.conv(x, w("c"), {.act = "relu"}), x));  // activation before the add
+  auto twice = b.conv(x, w("d"));
+  b.output("s", b.ewadd(twice, twice));  // the residual is the conv itself
+  b.output("t", b.op("add", {b.conv(x, w("e")), b.input("v", {1, 2, 1, 1})}));  // broadcasts
+  b.output("u", b.ewadd(b.conv(b.weight("k", {1, 2, 4, 4}), w("f")), x));       // weights only
+  EXPECT_TRUE(apply(*make_fuse_conv_add(), b.finish()).empty());
+}
+
+TEST(OptStructural, ConvAddFusionLeavesAnActivationWhoseSumIsReadElsewhere) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 2, 4, 4});
+  auto sum = b.ewadd(x, b.conv(x, b.weight("w", {2, 2, 1, 1})));
+  b.output("y", b.relu(sum));
+  b.output("z", b.tanh(sum));
+  Graph g = b.finish();
+  auto cands = apply(*make_fuse_conv_add(), g);
+  ASSERT_EQ(cands.size(), 1u);
+  const Graph& f = cands[0].graph;
+  EXPECT_EQ(count_op(f, "conv_add"), 1u);
+  EXPECT_EQ(count_op(f, "relu"), 1u);
+  for (NodeId id = 0; id < f.num_slots(); ++id) {
+    if (f.alive(id) && f.node(id).op->name == "conv_add") {
+      EXPECT_EQ(f.node(id).attrs.s("act"), "none");
+    }
+  }
+  expect_equivalent(g, f);
 }
 
 TEST(OptStructural, PrecomputeFoldsWeightExpressionsOnly) {

@@ -31,6 +31,7 @@ std::string lower_binary_broadcast(Lowering& L);
 std::string lower_smul(Lowering& L);
 std::string lower_identity(Lowering& L);
 std::string lower_conv(Lowering& L);
+std::string lower_conv_add(Lowering& L);
 std::string lower_matmul(Lowering& L);
 std::string lower_transpose(Lowering& L);
 std::string lower_pool(Lowering& L);

@@ -171,6 +171,47 @@ memory Lowering::convert(TensorRef r, const memory::desc& want, NodeId owner, bo
   return dst;
 }
 
+namespace {
+
+bool overlaps(const memory& a, const char* begin, const char* end) {
+  if (!a) return false;
+  const auto* p = static_cast<const char*>(a.get_data_handle());
+  return p && p < end && begin < p + a.get_desc().get_size();
+}
+
+}  // namespace
+
+bool Lowering::dead_after_current(TensorRef r, int i) const {
+  if (value(r).constant) return false;
+  for (auto& o : g_.outputs())
+    if (o.ref == r) return false;
+  for (NodeId c = 0; c < g_.num_slots(); ++c) {
+    if (!g_.alive(c)) continue;
+    const auto& in = g_.node(c).inputs;
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (in[k] != r) continue;
+      if (c == node_ ? static_cast<int>(k) != i : values_[c].empty()) return false;
+    }
+  }
+  return true;
+}
+
+bool Lowering::can_overwrite(size_t i, const memory& m) const {
+  if (folding_ || !m) return false;
+  const auto* begin = static_cast<const char*>(m.get_data_handle());
+  const char* end = begin + m.get_desc().get_size();
+  TensorRef input = node().inputs.at(i);
+  for (NodeId id = 0; id < values_.size(); ++id)
+    for (uint32_t k = 0; k < values_[id].size(); ++k) {
+      const Value& v = values_[id][k];
+      bool shared = overlaps(v.mem, begin, end);
+      for (auto& c : v.converted) shared = shared || overlaps(c, begin, end);
+      TensorRef r{id, k};
+      if (shared && !dead_after_current(r, r == input ? static_cast<int>(i) : -1)) return false;
+    }
+  return true;
+}
+
 memory Lowering::out(size_t i, const memory::desc& md) {
   memory m = placed({node_, static_cast<uint32_t>(i)}, md);
   if (!m) m = allocate(md);

@@ -69,6 +69,12 @@ class Lowering {
   // `byte_offset` bytes into it.
   memory view(const memory& m, const memory::desc& md, size_t byte_offset = 0);
 
+  // Whether the current node may write into `m`, which holds its input i (as is or converted):
+  // true when every tensor whose memory shares bytes with `m` is a run-time value that no
+  // graph output is and that no node reads after this one (its other readers are lowered
+  // already, and this node reads it only as input i). Memory of a constant never qualifies.
+  bool can_overwrite(size_t i, const memory& m) const;
+
   // Output i: newly allocated with layout md, or an existing memory (a zero-copy view).
   // A plain output that a later concat joins along a contiguous axis is written straight
   // into its place in that concat's buffer (see concat_in_place).
@@ -97,6 +103,8 @@ class Lowering {
   memory convert(TensorRef r, const memory::desc& want, NodeId owner, bool constant);
   void add_step(Step s, bool run_now);
   memory allocate(const memory::desc& md);
+  // Whether tensor r is dead once the current node has read it as input i (-1: not at all).
+  bool dead_after_current(TensorRef r, int i) const;
   // Where tensor r is to be written inside a concat's buffer (a view), or null.
   memory placed(TensorRef r, const memory::desc& md);
   void plan_placements();

@@ -23,6 +23,7 @@ LowerFn find_lowering(std::string_view op) {
       {"div", lower_binary_broadcast},
       {"smul", lower_smul},
       {"conv", lower_conv},
+      {"conv_add", lower_conv_add},
       {"matmul", lower_matmul},
       {"transpose", lower_transpose},
       {"poolavg", lower_pool},

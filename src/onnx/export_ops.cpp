@@ -44,17 +44,33 @@ void write_act(Ctx& x, const std::string& from) {
   x.node(it->second, {from}, {x.out[0]});
 }
 
-void conv(Ctx& x) {
+// A Conv node of inputs `in` (x, w [, b]) writing `to`.
+void write_conv(Ctx& x, std::vector<std::string> in, const std::string& to) {
   const Shape& xs = x.c.shape(x.n.inputs[0]);
   const Shape& ws = x.c.shape(x.n.inputs[1]);
-  std::string y = act_target(x);
-  NodeProto& node = x.node("Conv", x.in, {y});
+  NodeProto& node = x.node("Conv", std::move(in), {to});
   set_attr(node, "kernel_shape", std::vector<int64_t>{ws[2], ws[3]});
   set_attr(node, "strides", x.n.attrs.ints("stride"));
   set_attr(node, "pads", x.n.attrs.ints("pads"));
   set_attr(node, "dilations", x.n.attrs.ints("dilations"));
   int64_t groups = xs[1] / ws[1];
   if (groups != 1) set_attr(node, "group", groups);
+}
+
+void conv(Ctx& x) {
+  std::string y = act_target(x);
+  write_conv(x, x.in, y);
+  write_act(x, y);
+}
+
+// conv_add(x, w, r [, b]): Conv, then Add of the residual r, then the activation.
+void conv_add(Ctx& x) {
+  std::vector<std::string> in{x.in[0], x.in[1]};
+  if (x.in.size() > 3) in.push_back(x.in[3]);
+  std::string conv_out = x.tmp("conv");
+  write_conv(x, std::move(in), conv_out);
+  std::string y = act_target(x);
+  x.node("Add", {conv_out, x.in[2]}, {y});
   write_act(x, y);
 }
 
@@ -258,6 +274,7 @@ using Writer = void (*)(Ctx&);
 const std::map<std::string, Writer>& writers() {
   static const std::map<std::string, Writer> w{
       {"conv", conv},
+      {"conv_add", conv_add},
       {"matmul", matmul},
       {"ewadd", same<kAdd>},
       {"add", same<kAdd>},

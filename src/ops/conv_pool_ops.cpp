@@ -1,6 +1,7 @@
 // Convolution and pooling: grouped 2-d conv (stride, explicit pads, dilations, optional bias,
 // fused activation), enlarge (zero-pad a kernel to a larger size, centred), average and max
-// pooling, and global average pooling. Images are NCHW, kernels OIHW.
+// pooling, and global average pooling; conv_add, a conv that adds a residual (formed by the
+// optimizer only). Images are NCHW, kernels OIHW.
 #include "ops/families.h"
 #include "ops/kernel_util.h"
 #include "ops/split_trees.h"
@@ -180,6 +181,51 @@ std::optional<std::vector<AxiomParam>> conv_attrs_to_params(const Attrs& a,
   return std::vector<AxiomParam>{st[0], *padding, a.s("act")};
 }
 
+// ---- conv_add: act(conv(x, w [, b]) + y), a convolution that adds a residual ----
+// Inputs x, w, y [, b]: the conv's operands with the residual y third, so that its bias stays
+// optional. The activation applies after the addition (oneDNN's sum post-op, then eltwise).
+// Each part below is conv's own, applied to the conv view of the operands.
+template <class E>
+std::vector<E> conv_operands(std::span<const E> in) {
+  std::vector<E> v{in[0], in[1]};
+  if (in.size() > 3) v.push_back(in[3]);
+  return v;
+}
+
+Attrs without_act(const Attrs& a) {
+  Attrs plain = a;
+  plain.set("act", std::string("none"));
+  return plain;
+}
+
+std::vector<TensorType> infer_conv_add(const Attrs& a, std::span<const TensorType> in) {
+  auto out = infer_conv(a, conv_operands(in));
+  if (in[2].shape != out[0].shape || in[2].dtype != out[0].dtype)
+    throw Error(fmt::format("conv_add: residual {} must have the conv's output type {}",
+                            in[2].str(), out[0].str()));
+  return out;
+}
+
+template <class T>
+void kernel_conv_add(const KernelIO<T>& io) {
+  Attrs plain = without_act(io.attrs);
+  auto types = conv_operands(io.in_types);
+  auto ptrs = conv_operands(io.in);
+  kernel_conv(KernelIO<T>{plain, types, io.out_types, ptrs, io.out});
+  Act act = parse_act(io.attrs.s("act"));
+  const T* y = io.in[2];
+  for (int64_t i = 0; i < io.out_types[0].numel(); ++i)
+    io.out[0][i] = apply_act(act, io.out[0][i] + y[i]);
+}
+
+OpCost cost_conv_add(const Attrs& a, std::span<const TensorType> in,
+                     std::span<const TensorType> out) {
+  OpCost cost = cost_conv(a, conv_operands(in), out);
+  cost.bytes += static_cast<double>(in[2].numel() * dtype_size(in[2].dtype));
+  cost.flops += static_cast<double>(out[0].numel());
+  return cost;
+}
+
 // ---- enlarge: zero-pad a kernel [O,I,kh,kw] to [O,I,th,tw], centred ----
 std::vector<TensorType> infer_enlarge(const Attrs& a, std::span<const TensorType> in) {
   const TensorType& w = in[0];
@@ -349,6 +395,16 @@ void register_conv_pool_ops(std::vector<OpDef>& defs) {
                   .axiom_params = {"stride", "padding", "act"},
                   .params_to_attrs = conv_params_to_attrs,
                   .attrs_to_params = conv_attrs_to_params});
+  // Not in the axiom language: the optimizer's fuse-conv-add forms it, the generator never sees
+  // it.
+  defs.push_back({.name = "conv_add",
+                  .min_inputs = 3,
+                  .max_inputs = 4,
+                  .attrs = {stride, pads, ints_attr("dilations", {1, 1}), act_attr()},
+                  .infer = infer_conv_add,
+                  .kernel_f32 = kernel_conv_add<float>,
+                  .kernel_u32 = kernel_conv_add<uint32_t>,
+                  .cost = cost_conv_add});
   defs.push_back({.name = "enlarge",
                   .axiom_name = "enlarge",
                   .min_inputs = 1,

@@ -25,13 +25,16 @@ bool runs_as_view(const OpConfig& c) {
   return false;
 }
 
+bool runs_as_gemm(const OpDef& op) {
+  return op.name == "matmul" || op.name == "conv" || op.name == "conv_add";
+}
+
 double AnalyticCostModel::config_cost(const OpConfig& c) {
   if (runs_as_view(c)) return 0;
   OpCost oc = op_cost(*c.op, c.attrs, c.in, c.out);
   double compute_us = oc.flops / (m_.peak_gflops * 1e3);
   double memory_us = oc.bytes / (m_.bandwidth_gbs * 1e3);
-  bool gemm = c.op->name == "matmul" || c.op->name == "conv";
-  return std::max(compute_us, memory_us) + m_.overhead_us(gemm);
+  return std::max(compute_us, memory_us) + m_.overhead_us(runs_as_gemm(*c.op));
 }
 
 }  // namespace graphsub::opt

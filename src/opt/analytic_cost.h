@@ -12,6 +12,9 @@ namespace graphsub::opt {
 
 // True when the fast executor runs this configuration as a zero-copy view (no work at all).
 bool runs_as_view(const OpConfig& c);
+// True for the operators that run as one GEMM-like oneDNN primitive (matmul, conv, conv_add),
+// which pay the machine's per-GEMM overhead.
+bool runs_as_gemm(const OpDef& op);
 
 class AnalyticCostModel : public CostModel {
  public:

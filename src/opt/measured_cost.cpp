@@ -135,8 +135,7 @@ double MeasuredCostModel::isolated_us(const OpConfig& c) {
   // noise choose between them: on a loaded machine fused convolutions measured up to 3x their
   // unfused twins, and the search unfused activations all over Inception-v3 (46 times). Both
   // are timed as the unfused configuration, so a separate activation always costs extra.
-  if ((c.op->name == "conv" || c.op->name == "matmul") && c.attrs.has("act") &&
-      c.attrs.s("act") != "none") {
+  if (runs_as_gemm(*c.op) && c.attrs.has("act") && c.attrs.s("act") != "none") {
     OpConfig plain = c;
     plain.attrs.set("act", std::string("none"));
     return isolated_us(plain);
@@ -202,9 +201,8 @@ double MeasuredCostModel::real_run_us(const OpConfig& c) {
   if (weight_bytes == 0) return t;
   // A GEMM streaming its weights also pays the per-GEMM overhead the machine profile measured
   // on such streams (an isolated run with hot caches hides it).
-  bool gemm = c.op->name == "matmul" || c.op->name == "conv";
-  double stream =
-      weight_bytes / (machine_.bandwidth_gbs * 1e3) + (gemm ? machine_.overhead_us(true) : 0);
+  double stream = weight_bytes / (machine_.bandwidth_gbs * 1e3) +
+                  (runs_as_gemm(*c.op) ? machine_.overhead_us(true) : 0);
   return std::max(t, stream);
 }
 
