@@ -178,6 +178,39 @@ TEST(OptCost, GemmOverheadAppliesToMatmulAndConvOnly) {
   EXPECT_DOUBLE_EQ(gemm.node_cost(g, relu, constant), plain.node_cost(g, relu, constant));
 }
 
+// conv_add (fuse-conv-add) pays the GEMM overhead once, where conv, ewadd and relu pay three
+// overheads and stream the sum twice more: the fused graph is cheaper. The measured model
+// prices it as its convolution's timing plus reading the residual at the machine's bandwidth.
+TEST(OptCost, ConvAddIsOneGemmAndCheaperThanItsParts) {
+  MachineProfile machine = fixed_machine();
+  machine.gemm_overhead_us = 7;
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 14, 14});
+  auto r = b.input("r", {1, 32, 14, 14});
+  auto w = b.weight("w", {32, 16, 1, 1});
+  auto fused = b.op("conv_add", {x, w, r}, {{"act", std::string("relu")}});
+  b.output("fused", fused);
+  auto sum = b.ewadd(b.conv(x, w), r);
+  b.output("parts", b.relu(sum));
+  Graph g = b.finish();
+  NodeId plain_conv = g.node(sum.node).inputs[0].node;
+  auto constant = constant_nodes(g);
+  AnalyticCostModel analytic(machine);
+  double parts = analytic.graph_cost(g) - analytic.node_cost(g, fused.node, constant);
+  EXPECT_LT(analytic.node_cost(g, fused.node, constant) + 2 * 2, parts);
+  OpCost oc =
+      op_cost(*g.node(fused.node).op, g.node(fused.node).attrs,
+              std::vector<TensorType>{g.type(x), g.type(w), g.type(r)}, g.node(fused.node).outputs);
+  EXPECT_NEAR(analytic.node_cost(g, fused.node, constant),
+              std::max(oc.flops / 100e3, oc.bytes / 10e3) + 7, 1e-9);
+  MeasuredCostModel measured(temp_dir("conv_add"), machine, null_reporter());
+  double conv = measured.isolated_us(op_config(g, plain_conv, constant));
+  double residual_us = 32 * 14 * 14 * 4 / 10e3;
+  EXPECT_NEAR(measured.isolated_us(op_config(g, fused.node, constant)), conv + residual_us, 1e-9);
+  EXPECT_EQ(measured.measured_now(), 1u);  // the convolution, once
+  EXPECT_EQ(measured.table_size(), 1u);
+}
+
 // Splits and concats the fast executor runs as views (row-major data, contiguous slices) cost
 // nothing; others are priced as copies.
 TEST(OptCost, ViewsOfTheFastExecutorAreFree) {

@@ -383,11 +383,13 @@ void kernel_global_avgpool(const KernelIO<T>& io) {
 void register_conv_pool_ops(std::vector<OpDef>& defs) {
   const AttrSpec stride = ints_attr("stride", {1, 1});
   const AttrSpec pads = ints_attr("pads", {0, 0, 0, 0});
+  const std::vector<AttrSpec> conv_attrs = {stride, pads, ints_attr("dilations", {1, 1}),
+                                            act_attr()};
   defs.push_back({.name = "conv",
                   .axiom_name = "conv",
                   .min_inputs = 2,
                   .max_inputs = 3,
-                  .attrs = {stride, pads, ints_attr("dilations", {1, 1}), act_attr()},
+                  .attrs = conv_attrs,
                   .infer = infer_conv,
                   .kernel_f32 = kernel_conv<float>,
                   .kernel_u32 = kernel_conv<uint32_t>,
@@ -400,7 +402,7 @@ void register_conv_pool_ops(std::vector<OpDef>& defs) {
   defs.push_back({.name = "conv_add",
                   .min_inputs = 3,
                   .max_inputs = 4,
-                  .attrs = {stride, pads, ints_attr("dilations", {1, 1}), act_attr()},
+                  .attrs = conv_attrs,
                   .infer = infer_conv_add,
                   .kernel_f32 = kernel_conv_add<float>,
                   .kernel_u32 = kernel_conv_add<uint32_t>,

@@ -130,6 +130,21 @@ void MeasuredCostModel::save() {
 }
 
 double MeasuredCostModel::isolated_us(const OpConfig& c) {
+  // A residual addition computed by a convolution (conv_add) costs its convolution plus
+  // reading the residual once from memory. Timed alone it measured more than its convolution,
+  // ewadd and relu timed alone (ResNet-50's 64 -> 256 channels, 56x56: 1,037 us against
+  // 804 + 121 + 72 us), because isolated element-wise operators find their operands in the
+  // caches, and the search then never fused; in whole runs the fusion saves time (docs/
+  // benchmarks.md, Optimizer).
+  if (c.op->name == "conv_add") {
+    OpConfig conv = c;
+    conv.op = &op_def("conv");
+    conv.attrs.set("act", std::string("none"));
+    conv.in.erase(conv.in.begin() + 2);
+    conv.in_constant.erase(conv.in_constant.begin() + 2);
+    double residual_mb = static_cast<double>(c.in[2].numel() * dtype_size(c.in[2].dtype)) / 1e6;
+    return isolated_us(conv) + residual_mb / machine_.bandwidth_gbs * 1e3;
+  }
   // A fused activation is applied in registers as the result is written (a oneDNN post-op)
   // and costs next to nothing, but timing fused and unfused twins separately lets machine
   // noise choose between them: on a loaded machine fused convolutions measured up to 3x their
