@@ -2,6 +2,8 @@
 // file, conditions, and instantiation of terms as IR.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "exec/reference_executor.h"
 #include "ir/error.h"
 #include "rules/conditions.h"
@@ -318,7 +320,7 @@ struct MatmulOverConcat {
   Candidates cands = candidate_types(r, space());
 };
 
-// sample_instances picks from the instances for_each_instance visits: the first, the last and
+// spread_instances picks from the instances for_each_instance visits: the first, the last and
 // evenly spaced ones between, each with the same types.
 TEST(Instances, SamplesSpreadEvenlyOverTheEnumeration) {
   MatmulOverConcat m;
@@ -331,7 +333,7 @@ TEST(Instances, SamplesSpreadEvenlyOverTheEnumeration) {
   });
   ASSERT_GE(all.size(), 10u);
   for (size_t k : {size_t{1}, size_t{2}, size_t{5}, all.size() + 3}) {
-    std::vector<Instance> got = sample_instances(r, {}, cands, k);
+    std::vector<Instance> got = spread_instances(r, {}, cands, k);
     size_t n = std::min(k, all.size());
     ASSERT_EQ(got.size(), n) << k;
     for (size_t i = 0; i < n; ++i) {
@@ -340,9 +342,62 @@ TEST(Instances, SamplesSpreadEvenlyOverTheEnumeration) {
     }
   }
   // Only the first `limit` instances are sampled from.
-  std::vector<Instance> first = sample_instances(r, {}, cands, 2, 3);
+  std::vector<Instance> first = spread_instances(r, {}, cands, 2, 3);
   ASSERT_EQ(first.size(), 2u);
   EXPECT_EQ(instance_str(first[1]), instance_str(all[2]));
+}
+
+// sample_instances draws distinct well-typed instances (each one for_each_instance visits),
+// the same ones for the same seed; other seeds draw other ones.
+TEST(Instances, RandomSamplesAreWellTypedDistinctAndSeeded) {
+  MatmulOverConcat m;
+  std::set<std::string> all;
+  for_each_instance(m.r, {}, m.cands, [&](const Instance& in) {
+    all.insert(instance_str(in));
+    return true;
+  });
+  ASSERT_GE(all.size(), 10u);
+  auto strs = [&](uint64_t seed, size_t k) {
+    std::vector<std::string> out;
+    for (auto& in : sample_instances(m.r, {}, m.cands, k, seed)) out.push_back(instance_str(in));
+    return out;
+  };
+  std::set<std::string> seen;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    std::vector<std::string> got = strs(seed, 4);
+    EXPECT_GE(got.size(), 2u) << seed;
+    EXPECT_EQ(std::set<std::string>(got.begin(), got.end()).size(), got.size()) << seed;
+    for (auto& g : got) EXPECT_TRUE(all.count(g)) << g;
+    EXPECT_EQ(got, strs(seed, 4)) << seed;
+    seen.insert(got.begin(), got.end());
+  }
+  EXPECT_GT(seen.size(), 8u);  // not the same few instances whatever the seed
+}
+
+// No instance at all: empty, both when the search settles it within its steps and when it
+// hands over to the bottom-up enumeration (which then applies its bound).
+TEST(Instances, RandomSamplesOfARuleThatNeverTypeChecks) {
+  RuleSet ax = load_rules(kAxioms);
+  ShapeSpace sp;
+  sp.ranks = {2};
+  sp.dims = {1, 2};
+  RuleSet small =
+      parse_rules("(rule n (source (concat 3 ?y ?z)) (target (concat 3 ?z ?y)))", "t.rules", &ax);
+  EXPECT_TRUE(
+      sample_instances(small.rules[0], {}, candidate_types(small.rules[0], sp), 4, 1).empty());
+  // Four variables over 90 shapes each and a condition that never holds, checked only once
+  // every variable is bound: more bindings than one search may try.
+  sp.ranks = {2, 4};
+  sp.dims = {1, 2, 3};
+  RuleSet big = parse_rules(
+      "(rule b (tensors ?a ?b ?c ?d) (where (= (dim ?a 0) 5)) (source (ewadd (ewadd ?a ?b) "
+      "(ewadd ?c ?d))) (target (ewadd (ewadd ?b ?a) (ewadd ?d ?c))))",
+      "t.rules", &ax);
+  const Rule& r = big.rules[0];
+  Candidates cands = candidate_types(r, sp);
+  ASSERT_EQ(cands.at("c").size(), 90u);
+  EXPECT_TRUE(sample_instances(r, {}, cands, 4, 1).empty());
+  EXPECT_THROW(sample_instances(r, {}, cands, 4, 1, 50), InstanceSearchTooLarge);
 }
 
 // The instance search stops with InstanceSearchTooLarge past its bound instead of growing
@@ -366,7 +421,7 @@ TEST(Instances, SearchStopsPastItsBound) {
   ASSERT_GE(all, 10u);
   EXPECT_EQ(count(100000), all);
   EXPECT_THROW(count(5), InstanceSearchTooLarge);
-  EXPECT_THROW(sample_instances(r, {}, cands, 4, 100000, 5), InstanceSearchTooLarge);
+  EXPECT_THROW(spread_instances(r, {}, cands, 4, 100000, 5), InstanceSearchTooLarge);
   try {
     count(5);
   } catch (const InstanceSearchTooLarge& e) {

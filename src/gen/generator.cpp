@@ -69,7 +69,7 @@ struct RuleClass {
   enum State { Pending, Proved, Implied, Failed } state = Pending;
   bool by_lift = false;               // implied by a proven rule with a parameter variable
   std::vector<rules::TermPtr> dense;  // density conditions that held in all its candidates
-  bool conditional = false;           // proved only under `dense` (false in general)
+  bool conditional = false;           // proved only under `dense` (not as stated)
   std::string reason;
   // When Failed: the class whose own proof failed (itself, or the more general form that made
   // trying this one pointless) and that proof's reason.
@@ -533,14 +533,16 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         todo_idx.push_back(i);
       }
       std::vector<ProofOutcome> out = pr.prove(todo);
-      // A class refuted as stated whose candidates all had dense convs (kernel reading every
-      // input channel) is retried under that condition: e.g. merging two convs through a
-      // concat of kernels holds for dense convs only (concat changes a grouped conv's groups).
+      // A class not proved as stated (refuted, or the solver gave up) whose candidates all had
+      // dense convs (kernel reading every input channel) is retried under that condition: e.g.
+      // merging two convs through a concat of kernels holds for dense convs only (concat
+      // changes a grouped conv's groups). Not only refuted ones: the numeric test samples a
+      // few instances and may miss the grouped ones that refute it.
       std::vector<Equality> conditioned;
       std::vector<size_t> retried;
       for (size_t k = 0; k < todo_idx.size(); ++k) {
         const RuleClass& c = classes[todo_idx[k]];
-        if (out[k].proved || !out[k].refuted || c.dense.empty()) continue;
+        if (out[k].proved || c.dense.empty() || !out[k].retry_under_conditions()) continue;
         Equality ce = c.eq;
         ce.conditions = c.dense;
         canonicalize(ce);

@@ -44,9 +44,9 @@ std::string library_text(const GeneratorResult& r, const LibraryInfo& info) {
       r.rules.size(), directed);
   if (r.conditional > 0)
     text += fmt::format(
-        "; {} candidate classes are false in general but were proved under (where ...)\n"
-        "; conditions that their convs are dense (kernel dimension 1 = input dimension 1),\n"
-        "; as found in every enumerated instance; their rules carry those conditions.\n",
+        "; {} candidate classes were not proved as stated (most are false) but were proved\n"
+        "; under (where ...) conditions that their convs are dense (kernel dimension 1 = input\n"
+        "; dimension 1), as found in every enumerated instance; their rules carry them.\n",
         r.conditional);
   return text + body;
 }

@@ -48,10 +48,10 @@ ItemResult test_params(const Rule& r, const ParamAssignment& params, const Candi
     for_each_instance(r, params, cands, test, opts.max_partial_instances);
     return res;
   }
-  // A sample spread evenly over the enumeration (which is cheap next to evaluation), so that
-  // it covers different ranks, groupings and sizes rather than the first few shapes.
-  for (const Instance& in :
-       sample_instances(r, params, cands, opts.max_per_params, 100000, opts.max_partial_instances))
+  // A seeded random sample (sample_instances), so that it covers different ranks, groupings
+  // and sizes rather than the first few shapes.
+  for (const Instance& in : sample_instances(r, params, cands, opts.max_per_params, item_seed,
+                                             opts.max_partial_instances))
     if (!test(in)) break;
   return res;
 }

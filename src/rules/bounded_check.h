@@ -25,8 +25,8 @@ struct BoundedResult {
 };
 
 struct BoundedOptions {
-  // Instances per parameter assignment and pass, spread evenly over all well-typed ones.
-  // 0: all of them.
+  // Instances per parameter assignment and pass, a seeded random sample of the well-typed
+  // ones (sample_instances). 0: all of them.
   uint64_t max_per_params = 0;
   uint64_t seed = 1;
   NumericOptions numeric;

@@ -10,6 +10,7 @@
 #include "rules/axiom_ops.h"
 #include "rules/conditions.h"
 #include "rules/instantiate.h"
+#include "rules/type_prechecks.h"
 
 namespace graphsub::rules {
 
@@ -77,77 +78,6 @@ void all_shapes(size_t rank, const std::vector<int64_t>& dims, const std::vector
     all_shapes(rank, dims, spatial, kernel, cur, out);
     cur.pop_back();
   }
-}
-
-// Necessary conditions for an application to type-check, as keys its tensor arguments must
-// share (equal shapes for ewadd, equal dimensions outside the axis for concat, the inner size
-// for matmul, ...). They only speed up the search: shape inference still decides. nullopt:
-// this argument cannot fit whatever the others are.
-using TypeKey = std::vector<int64_t>;
-std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, const TensorType& ty,
-                                const ParamAssignment& params) {
-  const std::string& n = op.op->name;
-  const Shape& s = ty.shape;
-  if (n == "ewadd" || n == "ewmul") return s;
-  if (n == "smul")
-    return arg == 1 ? (s.empty() ? std::optional<TypeKey>(TypeKey{}) : std::nullopt) : TypeKey{};
-  if (n == "concat") {
-    const Term& a = *t.args[0];
-    AxiomParam v = a.kind == Term::Kind::Var ? params.at(a.name) : param_value(a);
-    auto* axis = std::get_if<int64_t>(&v);
-    if (!axis || *axis < 0 || *axis >= ty.rank()) return std::nullopt;
-    TypeKey k = s;
-    k[static_cast<size_t>(*axis)] = -1;
-    k.push_back(ty.rank());
-    return k;
-  }
-  if (n == "matmul") {
-    if (s.size() < 2) return std::nullopt;
-    TypeKey k(s.begin(), s.end() - 2);  // batch dimensions (equal ranks in the language)
-    k.push_back(arg == 0 ? s.back() : s[s.size() - 2]);
-    return k;
-  }
-  if (n == "conv") return s.size() == 4 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
-  return TypeKey{};
-}
-
-// A cheap necessary condition on the argument types of a convolution (x [N,C,H,W], w
-// [O,C/g,kh,kw]): the channel count splits into groups that divide the output channels.
-// Without padding, the kernel must also fit in the image.
-bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded) {
-  const Shape& xs = x.shape;
-  const Shape& ws = w.shape;
-  if (xs.size() != 4 || ws.size() != 4 || ws[1] < 1 || xs[1] % ws[1] != 0) return false;
-  if (unpadded && (xs[2] < ws[2] || xs[3] < ws[3])) return false;
-  return ws[0] % (xs[1] / ws[1]) == 0;
-}
-
-// True when the padding parameter of a conv term is `valid` for these parameters.
-bool unpadded_conv(const Term& t, const ParamAssignment& params) {
-  const Term& p = *t.args[1];
-  AxiomParam v = p.kind == Term::Kind::Var ? params.at(p.name) : param_value(p);
-  return v == AxiomParam{std::string("valid")};
-}
-
-// A compact byte key of an optional type (shape and split points), for memo tables.
-void append_tree_key(std::string& k, const SplitTreePtr& t) {
-  if (!t) {
-    k += '.';
-    return;
-  }
-  k += '(';
-  k.append(reinterpret_cast<const char*>(&t->cut), sizeof t->cut);
-  append_tree_key(k, t->left);
-  append_tree_key(k, t->right);
-}
-void append_type_key(std::string& k, const std::optional<TensorType>& t) {
-  if (!t) {
-    k += '-';
-    return;
-  }
-  k += static_cast<char>(t->rank());
-  for (int64_t d : t->shape) k.append(reinterpret_cast<const char*>(&d), sizeof d);
-  for (size_t a = 0; a < t->shape.size(); ++a) append_tree_key(k, t->split(a));
 }
 
 // The well-typed partial instances of a subterm: per entry, the candidate index of each
@@ -466,7 +396,7 @@ bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candi
   return Enumerator(r, params, candidates, max_partials).run(visit);
 }
 
-std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
+std::vector<Instance> spread_instances(const Rule& r, const ParamAssignment& params,
                                        const Candidates& candidates, size_t k, size_t limit,
                                        size_t max_partials) {
   if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));

@@ -59,9 +59,21 @@ bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candi
 
 // At most `k` of the instances for_each_instance visits, spread evenly over the first `limit`
 // of them (the first and the last included), in visiting order.
-std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
+std::vector<Instance> spread_instances(const Rule& r, const ParamAssignment& params,
                                        const Candidates& candidates, size_t k,
                                        size_t limit = 100000,
+                                       size_t max_partials = kMaxPartialInstances);
+
+// Up to `k` distinct well-typed instances with parameters `params`, for testing a rule on a
+// few of them: each is the first instance of a depth-first search over the tensor variables
+// that tries their candidate shapes in an order drawn from `seed` (src/rules/
+// instance_sampler.cpp), so they spread over ranks and sizes without enumerating every
+// instance. A search that has found nothing after a few thousand bindings (a rule that
+// type-checks rarely or never in the space) hands over to spread_instances, whose bottom-up
+// search settles that quickly. The same arguments give the same instances. Empty when no
+// instance type-checks. Throws InstanceSearchTooLarge past `max_partials` partial instances.
+std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
+                                       const Candidates& candidates, size_t k, uint64_t seed,
                                        size_t max_partials = kMaxPartialInstances);
 
 // A readable instance: "?a=1 ?x:f32[2,3] ?y:f32[2,1]{split0:1}".

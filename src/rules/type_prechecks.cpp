@@ -1,0 +1,69 @@
+#include "rules/type_prechecks.h"
+
+namespace graphsub::rules {
+
+std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, const TensorType& ty,
+                                const ParamAssignment& params) {
+  const std::string& n = op.op->name;
+  const Shape& s = ty.shape;
+  if (n == "ewadd" || n == "ewmul") return s;
+  if (n == "smul")
+    return arg == 1 ? (s.empty() ? std::optional<TypeKey>(TypeKey{}) : std::nullopt) : TypeKey{};
+  if (n == "concat") {
+    const Term& a = *t.args[0];
+    AxiomParam v = a.kind == Term::Kind::Var ? params.at(a.name) : param_value(a);
+    auto* axis = std::get_if<int64_t>(&v);
+    if (!axis || *axis < 0 || *axis >= ty.rank()) return std::nullopt;
+    TypeKey k = s;
+    k[static_cast<size_t>(*axis)] = -1;
+    k.push_back(ty.rank());
+    return k;
+  }
+  if (n == "matmul") {
+    if (s.size() < 2) return std::nullopt;
+    TypeKey k(s.begin(), s.end() - 2);  // batch dimensions (equal ranks in the language)
+    k.push_back(arg == 0 ? s.back() : s[s.size() - 2]);
+    return k;
+  }
+  if (n == "conv") return s.size() == 4 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
+  return TypeKey{};
+}
+
+bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded) {
+  const Shape& xs = x.shape;
+  const Shape& ws = w.shape;
+  if (xs.size() != 4 || ws.size() != 4 || ws[1] < 1 || xs[1] % ws[1] != 0) return false;
+  if (unpadded && (xs[2] < ws[2] || xs[3] < ws[3])) return false;
+  return ws[0] % (xs[1] / ws[1]) == 0;
+}
+
+bool unpadded_conv(const Term& t, const ParamAssignment& params) {
+  const Term& p = *t.args[1];
+  AxiomParam v = p.kind == Term::Kind::Var ? params.at(p.name) : param_value(p);
+  return v == AxiomParam{std::string("valid")};
+}
+
+namespace {
+void append_tree_key(std::string& k, const SplitTreePtr& t) {
+  if (!t) {
+    k += '.';
+    return;
+  }
+  k += '(';
+  k.append(reinterpret_cast<const char*>(&t->cut), sizeof t->cut);
+  append_tree_key(k, t->left);
+  append_tree_key(k, t->right);
+}
+}  // namespace
+
+void append_type_key(std::string& k, const std::optional<TensorType>& t) {
+  if (!t) {
+    k += '-';
+    return;
+  }
+  k += static_cast<char>(t->rank());
+  for (int64_t d : t->shape) k.append(reinterpret_cast<const char*>(&d), sizeof d);
+  for (size_t a = 0; a < t->shape.size(); ++a) append_tree_key(k, t->split(a));
+}
+
+}  // namespace graphsub::rules

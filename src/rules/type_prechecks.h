@@ -1,0 +1,34 @@
+#pragma once
+// Cheap necessary conditions for an application to type-check, shared by the instance
+// enumeration (for_each_instance) and the instance sampler (sample_instances): they only skip
+// argument types that cannot fit; shape inference still decides for the others.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/tensor_type.h"
+#include "rules/axiom_ops.h"
+#include "rules/instances.h"
+
+namespace graphsub::rules {
+
+// A key that the tensor arguments of an application must share to type-check (equal shapes
+// for ewadd, equal dimensions outside the axis for concat, the inner size for matmul, ...).
+// `arg`: the position among the tensor arguments. nullopt: this argument cannot fit whatever
+// the others are.
+using TypeKey = std::vector<int64_t>;
+std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, const TensorType& ty,
+                                const ParamAssignment& params);
+
+// A cheap necessary condition on the argument types of a convolution (x [N,C,H,W], w
+// [O,C/g,kh,kw]): the channel count splits into groups that divide the output channels.
+// Without padding, the kernel must also fit in the image.
+bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded);
+
+// True when the padding parameter of a conv term is `valid` for these parameters.
+bool unpadded_conv(const Term& t, const ParamAssignment& params);
+
+// A compact byte key of an optional type (shape and split points), for memo tables.
+void append_type_key(std::string& k, const std::optional<TensorType>& t);
+
+}  // namespace graphsub::rules
