@@ -410,7 +410,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         ceqs.push_back(&classes[i].eq);
         which.push_back(i);
       }
-    lifts = find_lifts(ceqs, opts.lift_domains);
+    lifts = find_lifts(ceqs, opts.lift_domains, opts.threads);
     for (auto& lf : lifts)
       for (auto& m : lf.members) m = which[m];
   }
@@ -467,9 +467,11 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   }
   std::vector<size_t> order(classes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  auto size_of = [&](size_t i) {
-    return count_ops(classes[i].eq.lhs) + count_ops(classes[i].eq.rhs);
-  };
+  std::vector<int> sizes(classes.size());
+  parallel_for(classes.size(), opts.threads, [&](size_t i, size_t) {
+    sizes[i] = count_ops(classes[i].eq.lhs) + count_ops(classes[i].eq.rhs);
+  });
+  auto size_of = [&](size_t i) { return sizes[i]; };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return size_of(a) < size_of(b); });
   for (size_t w = 0; w < order.size();) {

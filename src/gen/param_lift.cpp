@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "gen/parallel.h"
 #include "rules/axiom_ops.h"
 
 namespace graphsub::gen {
@@ -67,7 +68,7 @@ Equality lift_value(const Equality& e, const std::string& domain, const AxiomPar
 }
 
 std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
-                             const ParamDomains& declared) {
+                             const ParamDomains& declared, int threads) {
   std::vector<Item> items;
   for (size_t i = 0; i < classes.size(); ++i) items.push_back({*classes[i], {i}, 0});
   std::vector<Lift> out;
@@ -79,8 +80,15 @@ std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
       std::set<size_t> members;
       int level = 0;
     };
-    std::map<std::string, Group> groups;
-    for (const Item& it : items) {
+    // The lifted forms of each item (canonicalizing is the expensive part: in parallel), then
+    // grouped in item order, so the groups do not depend on the threads.
+    struct Site {
+      Equality lifted;
+      std::string domain, value;
+    };
+    std::vector<std::vector<Site>> sites_of(items.size());
+    parallel_for(items.size(), threads, [&](size_t i, size_t) {
+      const Item& it = items[i];
       std::set<std::string> lifted_domains;
       for (auto& p : param_vars_of(it.eq.lhs)) lifted_domains.insert(param_var_domain(p));
       for (auto& p : param_vars_of(it.eq.rhs)) lifted_domains.insert(param_var_domain(p));
@@ -97,14 +105,19 @@ std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
       for (auto& [d, v] : sites) {
         Equality l = lift_value(it.eq, d, v);
         canonicalize(l);
-        Group& g = groups[l.key];
-        g.eq = l;
-        g.domain = d;
-        g.values.insert(rules::param_str(v));
-        g.members.insert(it.members.begin(), it.members.end());
-        g.level = it.level + 1;
+        sites_of[i].push_back({std::move(l), d, rules::param_str(v)});
       }
-    }
+    });
+    std::map<std::string, Group> groups;
+    for (size_t i = 0; i < items.size(); ++i)
+      for (Site& site : sites_of[i]) {
+        Group& g = groups[site.lifted.key];
+        g.eq = std::move(site.lifted);
+        g.domain = site.domain;
+        g.values.insert(site.value);
+        g.members.insert(items[i].members.begin(), items[i].members.end());
+        g.level = items[i].level + 1;
+      }
     std::vector<Item> next;
     for (auto& [key, g] : groups) {
       const auto& dom = declared.at(g.domain);

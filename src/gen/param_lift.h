@@ -24,7 +24,9 @@ Equality lift_value(const Equality& e, const std::string& domain, const AxiomPar
 
 // All lifts of `classes` (canonical equalities) whose instances cover every value of the
 // declared domain; sorted by level (most general first), then by key.
+// `threads`: worker threads for canonicalizing the lifted forms (the result does not depend
+// on them).
 std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
-                             const ParamDomains& declared);
+                             const ParamDomains& declared, int threads = 1);
 
 }  // namespace graphsub::gen

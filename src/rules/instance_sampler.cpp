@@ -35,6 +35,55 @@ uint64_t mix(uint64_t& s) {
 // Bindings one search may try before the bottom-up enumeration takes over: a rule that
 // type-checks at all usually gives an instance within a few dozen.
 constexpr size_t kStepsPerSearch = 4096;
+// Results a thread's inference cache holds before it starts over (about 50 bytes each).
+constexpr size_t kInferenceCacheSize = 1 << 19;
+
+// Shape inference of one application for given argument types, per thread and across rules:
+// the same operators over the same small shapes recur in rule after rule. Types and
+// applications (operator, parameter values and constants, without the tensor arguments) are
+// numbered, so a result is found by a 128-bit key.
+class InferenceCache {
+ public:
+  static InferenceCache& of_thread() {
+    static thread_local InferenceCache cache;
+    return cache;
+  }
+  int32_t type_id(const TensorType& t) {
+    std::string k;
+    append_type_key(k, t);
+    auto [it, fresh] = type_ids_.try_emplace(std::move(k), static_cast<int32_t>(types_.size()));
+    if (fresh) types_.push_back(t);
+    return it->second;
+  }
+  const TensorType& type(int32_t id) const { return types_[static_cast<size_t>(id)]; }
+  uint32_t signature_id(const std::string& signature) {
+    return signature_ids_.try_emplace(signature, static_cast<uint32_t>(signature_ids_.size()))
+        .first->second;
+  }
+  struct Key {
+    uint64_t hi, lo;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return k.hi * 0x9E3779B97F4A7C15ull ^ k.lo; }
+  };
+  // The result type id (-1: ill-typed), computing it with `infer` when not known.
+  template <class Infer>
+  int32_t result(const Key& key, Infer&& infer) {
+    if (auto it = results_.find(key); it != results_.end()) return it->second;
+    std::optional<TensorType> t = infer();
+    if (results_.size() >= kInferenceCacheSize) results_.clear();  // bounded memory
+    int32_t id = t ? type_id(*t) : -1;
+    results_.emplace(key, id);
+    return id;
+  }
+
+ private:
+  std::deque<TensorType> types_;
+  std::unordered_map<std::string, int32_t> type_ids_;
+  std::unordered_map<std::string, uint32_t> signature_ids_;
+  std::unordered_map<Key, int32_t, KeyHash> results_;
+};
 
 bool is_constant(const TermPtr& t) {
   if (t->kind != Term::Kind::App) return false;
@@ -46,14 +95,15 @@ class Sampler {
  public:
   Sampler(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
           size_t max_steps)
-      : r_(r), params_(params), max_steps_(max_steps) {
+      : r_(r), params_(params), max_steps_(max_steps), cache_(InferenceCache::of_thread()) {
+    for (auto& [name, value] : params) params_text_ += name + '=' + param_str(value) + ';';
     for (auto& v : r.tensor_vars) {
       auto it = candidates.find(v);
       if (it == candidates.end())
         throw Error(fmt::format("{}: no candidate shapes for ?{}", r.name, v));
       var_index_[v] = static_cast<int>(vars_.size());
       Var var{.name = v, .cands = &it->second, .ids = {}};
-      for (auto& t : it->second) var.ids.push_back(intern(t));
+      for (auto& t : it->second) var.ids.push_back(cache_.type_id(t));
       vars_.push_back(std::move(var));
     }
     for (auto* side : {&r.source, &r.target})
@@ -113,17 +163,19 @@ class Sampler {
   struct Var {
     std::string name;
     const std::vector<TensorType>* cands;
-    std::vector<int32_t> ids;  // interned type of each candidate
+    std::vector<int32_t> ids;  // type id of each candidate (InferenceCache)
   };
   // A distinct subterm (shared subterms are checked once), children before parents.
   struct Node {
     TermPtr term;
     const AxiomOp* op = nullptr;
-    bool unpadded_conv = false;                   // a conv with `valid` padding
-    int var = -1;                                 // a tensor variable
-    std::vector<int> args;                        // node of each tensor argument, -1 for a constant
-    std::vector<int> vars;                        // variables it reads
-    std::unordered_map<uint64_t, int32_t> infer;  // argument type ids -> result id (-1: ill-typed)
+    bool unpadded_conv = false;  // a conv with `valid` padding
+    int var = -1;                // a tensor variable
+    std::vector<int> args;       // node of each tensor argument, -1 for a constant
+    std::vector<int> vars;       // variables it reads
+    // The application without its tensor arguments (operator, parameter values, constants):
+    // with the argument types, the key of the thread's inference cache.
+    uint32_t signature = 0;
   };
 
   int add_node(const TermPtr& t) {
@@ -139,6 +191,11 @@ class Sampler {
       if (!op) throw Error(fmt::format("unknown operator '{}'", t->name));
       n.op = op;
       n.unpadded_conv = op->op->name == "conv" && unpadded_conv(*t, params_);
+      std::string sig = t->name;
+      for (size_t i = 0; i < t->args.size(); ++i)
+        sig += ' ' + (i < op->num_params() || is_constant(t->args[i]) ? term_str(t->args[i])
+                                                                      : std::string("_"));
+      n.signature = cache_.signature_id(sig + '|' + params_text_);
       for (size_t i = op->num_params(); i < t->args.size(); ++i) {
         if (is_constant(t->args[i])) {
           n.args.push_back(-1);
@@ -149,8 +206,8 @@ class Sampler {
         for (int v : nodes_[static_cast<size_t>(a)].vars)
           if (std::find(n.vars.begin(), n.vars.end(), v) == n.vars.end()) n.vars.push_back(v);
       }
-      if (n.args.size() > 4)
-        throw Error(fmt::format("{}: {} has more than 4 tensor arguments", r_.name, t->name));
+      if (n.args.size() > 3)
+        throw Error(fmt::format("{}: {} has more than 3 tensor arguments", r_.name, t->name));
     }
     nodes_.push_back(std::move(n));
     int id = static_cast<int>(nodes_.size()) - 1;
@@ -165,29 +222,29 @@ class Sampler {
       types_[i] = vars_[static_cast<size_t>(n.var)].ids[static_cast<size_t>(choice_[n.var])];
       return true;
     }
-    uint64_t key = 0;
-    for (int a : n.args)
-      key = key << 16 | static_cast<uint64_t>(a < 0 ? 0 : types_[static_cast<size_t>(a)] + 1);
-    auto it = n.infer.find(key);
-    if (it == n.infer.end()) {
+    uint64_t arg_ids[3] = {0, 0, 0};  // type id + 1 of each tensor argument, 0: a constant
+    for (size_t k = 0; k < n.args.size(); ++k)
+      if (n.args[k] >= 0)
+        arg_ids[k] = static_cast<uint64_t>(types_[static_cast<size_t>(n.args[k])]) + 1;
+    InferenceCache::Key key{uint64_t{n.signature} << 32 | arg_ids[0],
+                            arg_ids[1] << 32 | arg_ids[2]};
+    types_[i] = cache_.result(key, [&] {
       std::vector<std::optional<TensorType>> args;
       for (int a : n.args)
         args.push_back(
             a < 0 ? std::nullopt
-                  : std::optional<TensorType>(
-                        types_table_[static_cast<size_t>(types_[static_cast<size_t>(a)])]));
-      int32_t result = -1;
+                  : std::optional<TensorType>(cache_.type(types_[static_cast<size_t>(a)])));
+      std::optional<TensorType> result;
       if (may_fit(n, args)) {
         try {
-          result = intern(infer_app_type(n.term, params_, args));
+          result = infer_app_type(n.term, params_, args);
         } catch (const Error&) {
           // Not well-typed for these argument types.
         }
       }
-      it = n.infer.emplace(key, result).first;
-    }
-    types_[i] = it->second;
-    return it->second >= 0;
+      return result;
+    });
+    return types_[i] >= 0;
   }
 
   // The cheap necessary conditions of type_prechecks.h, so that most ill-typed combinations
@@ -227,19 +284,6 @@ class Sampler {
     return false;
   }
 
-  int32_t intern(const TensorType& t) {
-    std::string k;
-    append_type_key(k, t);
-    auto [it, fresh] =
-        type_ids_.try_emplace(std::move(k), static_cast<int32_t>(types_table_.size()));
-    if (fresh) {
-      if (types_table_.size() >= 0xFFFE)
-        throw Error(fmt::format("{}: too many distinct types in the instance search", r_.name));
-      types_table_.push_back(t);
-    }
-    return it->second;
-  }
-
   const Rule& r_;
   const ParamAssignment& params_;
   size_t max_steps_;
@@ -255,8 +299,8 @@ class Sampler {
   std::vector<std::vector<int16_t>> perms_;  // candidate order per level, this search
   std::vector<int32_t> types_;               // per node, the current binding's type id
   std::vector<int16_t> choice_;              // per variable, the current candidate index
-  std::deque<TensorType> types_table_;
-  std::map<std::string, int32_t> type_ids_;
+  InferenceCache& cache_;                    // also numbers the types in types_ and Var::ids
+  std::string params_text_;                  // the parameter assignment, for signatures
   Instance scratch_;
 };
 
