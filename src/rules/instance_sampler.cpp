@@ -48,14 +48,8 @@ class InferenceCache {
     static thread_local InferenceCache cache;
     return cache;
   }
-  int32_t type_id(const TensorType& t) {
-    std::string k;
-    append_type_key(k, t);
-    auto [it, fresh] = type_ids_.try_emplace(std::move(k), static_cast<int32_t>(types_.size()));
-    if (fresh) types_.push_back(t);
-    return it->second;
-  }
-  const TensorType& type(int32_t id) const { return types_[static_cast<size_t>(id)]; }
+  int32_t type_id(const TensorType& t) { return static_cast<int32_t>(types_.id(t)); }
+  const TensorType& type(int32_t id) const { return types_.type(static_cast<uint32_t>(id)); }
   uint32_t signature_id(const std::string& signature) {
     return signature_ids_.try_emplace(signature, static_cast<uint32_t>(signature_ids_.size()))
         .first->second;
@@ -79,8 +73,7 @@ class InferenceCache {
   }
 
  private:
-  std::deque<TensorType> types_;
-  std::unordered_map<std::string, int32_t> type_ids_;
+  TypeTable types_;
   std::unordered_map<std::string, uint32_t> signature_ids_;
   std::unordered_map<Key, int32_t, KeyHash> results_;
 };

@@ -335,20 +335,12 @@ class Enumerator {
                       r_.name, max_partials_, names_.size()));
   }
 
-  // The id of a type in the table of distinct types (added when new).
-  uint32_t intern(const TensorType& t) {
-    std::string k;
-    append_type_key(k, t);
-    auto [it, fresh] = type_ids_.try_emplace(std::move(k), static_cast<uint32_t>(types_.size()));
-    if (fresh) types_.push_back(t);
-    return it->second;
-  }
-  const TensorType& type_of(uint32_t id) const { return types_[id]; }
+  uint32_t intern(const TensorType& t) { return types_.id(t); }
+  const TensorType& type_of(uint32_t id) const { return types_.type(id); }
 
   const Rule& r_;
   const ParamAssignment& params_;
-  std::deque<TensorType> types_;  // by id; a deque keeps references stable
-  std::map<std::string, uint32_t> type_ids_;
+  TypeTable types_;
   std::vector<std::string> names_;
   std::map<std::string, int> index_;
   std::vector<const std::vector<TensorType>*> cands_;

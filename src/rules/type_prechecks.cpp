@@ -66,4 +66,12 @@ void append_type_key(std::string& k, const std::optional<TensorType>& t) {
   for (size_t a = 0; a < t->shape.size(); ++a) append_tree_key(k, t->split(a));
 }
 
+uint32_t TypeTable::id(const TensorType& t) {
+  std::string k;
+  append_type_key(k, t);
+  auto [it, fresh] = ids_.try_emplace(std::move(k), static_cast<uint32_t>(types_.size()));
+  if (fresh) types_.push_back(t);
+  return it->second;
+}
+
 }  // namespace graphsub::rules

@@ -1,9 +1,13 @@
 #pragma once
-// Cheap necessary conditions for an application to type-check, shared by the instance
-// enumeration (for_each_instance) and the instance sampler (sample_instances): they only skip
-// argument types that cannot fit; shape inference still decides for the others.
+// What the instance enumeration (for_each_instance) and the instance sampler
+// (sample_instances) share: cheap necessary conditions for an application to type-check (they
+// only skip argument types that cannot fit; shape inference still decides for the others),
+// and a table numbering the types they meet.
+#include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/tensor_type.h"
@@ -30,5 +34,17 @@ bool unpadded_conv(const Term& t, const ParamAssignment& params);
 
 // A compact byte key of an optional type (shape and split points), for memo tables.
 void append_type_key(std::string& k, const std::optional<TensorType>& t);
+
+// The distinct types met in an instance search, numbered in order of first sight, so that
+// memo tables can key on small integers.
+class TypeTable {
+ public:
+  uint32_t id(const TensorType& t);  // added when new
+  const TensorType& type(uint32_t id) const { return types_[id]; }
+
+ private:
+  std::deque<TensorType> types_;  // by id; a deque keeps references stable
+  std::unordered_map<std::string, uint32_t> ids_;
+};
 
 }  // namespace graphsub::rules
