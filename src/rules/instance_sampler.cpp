@@ -36,7 +36,7 @@ uint64_t mix(uint64_t& s) {
 // type-checks at all usually gives an instance within a few dozen.
 constexpr size_t kStepsPerSearch = 4096;
 // Results a thread's inference cache holds before it starts over (about 50 bytes each).
-constexpr size_t kInferenceCacheSize = 1 << 19;
+constexpr size_t kInferenceCacheSize = 1 << 16;
 
 // Shape inference of one application for given argument types, per thread and across rules:
 // the same operators over the same small shapes recur in rule after rule. Types and
