@@ -70,6 +70,9 @@ TEST(Verifier, RejectsEveryFalseRuleNamingTheOutput) {
 
 // Without the numerical test, the solver itself must not prove false equalities: an
 // inconsistent axiom set would prove anything.
+// misaligned-inner-split holds where b's columns match c's rows, and is false otherwise (a
+// with 1 column, b with 2, c with 1 row): an unconditional inner-split axiom for matmul let the
+// solver prove it.
 TEST(Verifier, AxiomsDoNotProveFalseEqualities) {
   rules::RuleSet ax = axioms();
   VerifyOptions o = options();
@@ -84,6 +87,9 @@ TEST(Verifier, AxiomsDoNotProveFalseEqualities) {
     (rule merge-grouped (source (conv ?s ?p ?c ?x ?y) (conv ?s ?p ?c ?x ?z))
       (target (split0 1 (conv ?s ?p ?c ?x (concat 0 ?y ?z))) (split1 1 (conv ?s ?p ?c ?x (concat 0 ?y ?z)))))
     (rule swap-stride (source (conv 1 same none ?x ?w)) (target (conv 2 same none ?x ?w)))
+    (rule misaligned-inner-split
+      (source (matmul none (matmul relu ?a (concat 1 ?b ?c)) (concat 0 ?c ?d)))
+      (target (matmul none (matmul relu ?a (concat 1 ?c ?b)) (concat 0 ?d ?c))))
   )",
                                           "false-equalities.rules", &ax);
   Verifier v(ax, o);

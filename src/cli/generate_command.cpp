@@ -173,7 +173,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
       fmt::print(
           "verifier calls: {} ({} for common-subgraph generalizations; {} candidate classes "
           "implied by proven rules, {} more general rules found by pruning, {} classes proved "
-          "under dense-conv conditions, {} classes not tried: a more general form was not "
+          "under shape conditions, {} classes not tried: a more general form was not "
           "proved)\n",
           res.verifier_calls, res.generalization_calls, res.implied, res.generalized,
           res.conditional, res.not_tried);

@@ -29,7 +29,7 @@ void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph&
   if (!float_retest(ea, eb, fa, fb, c, opts.tolerance)) return;
   ++l.passed;
   Equality e = equality_of(s, c);
-  std::vector<rules::TermPtr> dense = dense_conv_conditions(s, c);
+  std::vector<rules::TermPtr> shape_conds = shape_conditions(s, c);
   bool reduced = false;
   if (std::max(c.a.g.num_ops, c.b.g.num_ops) >= opts.reduce_from_ops) {
     std::optional<Equality> r = reduce_common_subgraphs(e);
@@ -40,18 +40,18 @@ void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph&
     reduced = r->lhs != e.lhs || r->rhs != e.rhs;  // the same term pointers when unchanged
     if (reduced) {
       ++l.reduced;
-      dense = conditions_within(*r, dense);
+      shape_conds = conditions_within(*r, shape_conds);
       e = std::move(*r);
     }
   }
-  canonicalize(e, &dense);
-  dense = common_conditions(dense, dense);  // sorted in the canonical names
+  canonicalize(e, &shape_conds);
+  shape_conds = common_conditions(shape_conds, shape_conds);  // sorted in the canonical names
   auto [it, fresh] = l.classes.try_emplace(e.key);
   if (fresh) {
     it->second.eq = std::move(e);
-    it->second.dense = std::move(dense);
+    it->second.shape_conds = std::move(shape_conds);
   } else {
-    it->second.dense = common_conditions(it->second.dense, dense);
+    it->second.shape_conds = common_conditions(it->second.shape_conds, shape_conds);
   }
   ++it->second.pairs;
   it->second.reduced += reduced;
@@ -154,9 +154,9 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
       auto [it, fresh] = out.classes.try_emplace(k);
       if (fresh) {
         it->second.eq = std::move(acc.eq);
-        it->second.dense = std::move(acc.dense);
+        it->second.shape_conds = std::move(acc.shape_conds);
       } else {
-        it->second.dense = common_conditions(it->second.dense, acc.dense);
+        it->second.shape_conds = common_conditions(it->second.shape_conds, acc.shape_conds);
       }
       it->second.pairs += acc.pairs;
       it->second.reduced += acc.reduced;

@@ -18,9 +18,9 @@ struct ClassAcc {
   // Of which were larger candidates reduced into it (reduce_common_subgraphs): they are not
   // tried in their own, specific form.
   uint64_t reduced = 0;
-  // The density conditions (dense_conv_conditions, in the class's variables) that held in
-  // every candidate of the class: the condition to retry under if the equality is false.
-  std::vector<rules::TermPtr> dense;
+  // The shape conditions (shape_conditions, in the class's variables) that held in every
+  // candidate of the class: the conditions to retry under if the equality is not proved.
+  std::vector<rules::TermPtr> shape_conds;
 };
 
 struct Classified {

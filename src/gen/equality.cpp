@@ -258,22 +258,27 @@ std::vector<TermPtr> common_conditions(const std::vector<TermPtr>& a,
   return v;
 }
 
-std::vector<TermPtr> dense_conv_conditions(const Space& s, const Candidate& c) {
+std::vector<TermPtr> shape_conditions(const Space& s, const Candidate& c) {
   size_t p = s.num_pool();
   std::vector<TermPtr> out;
+  auto dim = [](const std::string& v, int64_t axis) {
+    return Term::app("dim", {Term::var(v), Term::integer(axis)});
+  };
   auto scan = [&](const CompactGraph& g) {
     for (int k = 0; k < g.num_ops; ++k) {
       const GraphOp& op = g.ops[static_cast<size_t>(k)];
-      if (s.variants[op.variant].name != "conv") continue;
-      TensorId x = op.in[0], w = op.in[1];
-      if (!is_pool_id(p, x) || !is_pool_id(p, w)) continue;
+      const std::string& name = s.variants[op.variant].name;
+      if (name != "conv" && name != "matmul") continue;
+      TensorId x = op.in[0], y = op.in[1];
+      if (!is_pool_id(p, x) || !is_pool_id(p, y)) continue;
       const Shape& xs = s.pool[x].shape;
-      const Shape& ws = s.pool[w].shape;
-      if (xs.size() != 4 || ws.size() != 4 || xs[1] != ws[1]) continue;
-      auto dim1 = [](const std::string& v) {
-        return Term::app("dim", {Term::var(v), Term::integer(1)});
-      };
-      out.push_back(Term::app("=", {dim1(s.pool[w].name), dim1(s.pool[x].name)}));
+      const Shape& ys = s.pool[y].shape;
+      const std::string& xn = s.pool[x].name;
+      const std::string& yn = s.pool[y].name;
+      if (name == "conv" && xs.size() == 4 && ys.size() == 4 && xs[1] == ys[1])
+        out.push_back(Term::app("=", {dim(yn, 1), dim(xn, 1)}));  // a dense conv
+      if (name == "matmul" && xs.size() == 2 && ys.size() == 2)
+        out.push_back(Term::app("=", {dim(xn, 1), dim(yn, 0)}));  // an aligned matmul
     }
   };
   scan(c.a.g);

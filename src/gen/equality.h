@@ -47,11 +47,14 @@ std::vector<std::string> param_vars_of(const std::vector<rules::TermPtr>& terms)
 // The tensor variables of an equality's side, in order of first occurrence.
 std::vector<std::string> variables_of(const std::vector<rules::TermPtr>& terms);
 
-// The density conditions that hold in a candidate's instance: for every conv whose data and
-// kernel are pool tensors and whose kernel reads every input channel there,
-// (= (dim ?kernel 1) (dim ?data 1)), in pool names, sorted and without repeats. Grouped convs
-// over concatenated kernels change their groups, so some equalities hold only for dense convs.
-std::vector<rules::TermPtr> dense_conv_conditions(const Space& s, const Candidate& c);
+// The shape conditions that hold in a candidate's instance and that the verifier may need as
+// hypotheses, in pool names, sorted and without repeats: for every conv whose data and kernel
+// are pool tensors and whose kernel reads every input channel there,
+// (= (dim ?kernel 1) (dim ?data 1)) (grouped convs over concatenated kernels change their
+// groups, so some equalities hold only for dense convs); for every matmul of two pool
+// matrices, (= (dim ?x 1) (dim ?y 0)) (the axiom splitting a matmul's inner dimension applies
+// only where the splits of both operands meet, and the solver knows no shapes).
+std::vector<rules::TermPtr> shape_conditions(const Space& s, const Candidate& c);
 
 // The conditions present in both lists (by text), sorted.
 std::vector<rules::TermPtr> common_conditions(const std::vector<rules::TermPtr>& a,

@@ -67,9 +67,9 @@ struct RuleClass {
   int vars = 0;          // distinct variables
   int general = -1;      // index of a more general class (same skeleton), -1 if none
   enum State { Pending, Proved, Implied, Failed } state = Pending;
-  bool by_lift = false;               // implied by a proven rule with a parameter variable
-  std::vector<rules::TermPtr> dense;  // density conditions that held in all its candidates
-  bool conditional = false;           // proved only under `dense` (not as stated)
+  bool by_lift = false;                     // implied by a proven rule with a parameter variable
+  std::vector<rules::TermPtr> shape_conds;  // shape conditions that held in all its candidates
+  bool conditional = false;                 // proved only under `shape_conds` (not as stated)
   std::string reason;
   // When Failed: the class whose own proof failed (itself, or the more general form that made
   // trying this one pointless) and that proof's reason.
@@ -96,11 +96,11 @@ void skip_for(RuleClass& c, const std::string& key, const std::string& reason) {
 }
 
 // True when a failure of the more general class `g` settles the class `c`. Not when `c` has
-// dense-conv conditions to be retried under that `g` lacks (it may hold under them), nor when
+// shape conditions to be retried under that `g` lacks (it may hold under them), nor when
 // `g` got no verdict from the prover (not expressible as a rule).
 bool failure_carries_over(const RuleClass& c, const RuleClass& g) {
   return g.state == RuleClass::Failed && !g.failed_key.empty() &&
-         (c.dense.empty() || !g.dense.empty());
+         (c.shape_conds.empty() || !g.shape_conds.empty());
 }
 
 // Per-call times of the prover, by verdict kind (for the time report).
@@ -368,7 +368,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     c.eq = std::move(acc.eq);
     c.pairs = acc.pairs;
     c.reduced = acc.reduced;
-    c.dense = std::move(acc.dense);
+    c.shape_conds = std::move(acc.shape_conds);
     classes.push_back(std::move(c));
   }
   cl.classes.clear();
@@ -536,17 +536,19 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
       }
       std::vector<ProofOutcome> out = pr.prove(todo);
       // A class not proved as stated (refuted, or the solver gave up) whose candidates all had
-      // dense convs (kernel reading every input channel) is retried under that condition: e.g.
-      // merging two convs through a concat of kernels holds for dense convs only (concat
-      // changes a grouped conv's groups). Not only refuted ones: the numeric test samples a
-      // few instances and may miss the grouped ones that refute it.
+      // dense convs (kernel reading every input channel) or aligned matmuls is retried under
+      // those shape conditions: e.g. merging two convs through a concat of kernels holds for
+      // dense convs only (concat changes a grouped conv's groups), and summing two matmuls as
+      // one over concatenated operands needs each operand pair's inner sizes to agree, which
+      // the solver cannot know without the condition. Not only refuted ones: the numeric test
+      // samples a few instances and may miss the grouped ones that refute it.
       std::vector<Equality> conditioned;
       std::vector<size_t> retried;
       for (size_t k = 0; k < todo_idx.size(); ++k) {
         const RuleClass& c = classes[todo_idx[k]];
-        if (out[k].proved || c.dense.empty() || !out[k].retry_under_conditions()) continue;
+        if (out[k].proved || c.shape_conds.empty() || !out[k].retry_under_conditions()) continue;
         Equality ce = c.eq;
-        ce.conditions = c.dense;
+        ce.conditions = c.shape_conds;
         canonicalize(ce);
         conditioned.push_back(std::move(ce));
         retried.push_back(k);
@@ -561,7 +563,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
           ++res.conditional;
           pr.mark(conditioned[j], true, false);
         } else {
-          out[retried[j]].reason += "; under dense-conv conditions: " + cond_out[j].reason;
+          out[retried[j]].reason += "; under shape conditions: " + cond_out[j].reason;
         }
       }
       for (size_t k = 0; k < todo_idx.size(); ++k) {

@@ -89,7 +89,7 @@ struct GeneratorResult {
   uint64_t not_tried = 0;
   uint64_t generalized = 0;  // more general rules found by common-subgraph pruning
   uint64_t lifted = 0;       // rules with parameter variables in the library
-  uint64_t conditional = 0;  // classes not proved as stated, proved under dense-conv conditions
+  uint64_t conditional = 0;  // classes not proved as stated, proved under shape conditions
   // Candidates that passed the re-test and were classified in a reduced form (common
   // subgraphs taken out), and those that reduced to nothing.
   uint64_t reduced_pairs = 0, vanished_pairs = 0;

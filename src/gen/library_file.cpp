@@ -44,9 +44,9 @@ std::string library_text(const GeneratorResult& r, const LibraryInfo& info) {
       r.rules.size(), directed);
   if (r.conditional > 0)
     text += fmt::format(
-        "; {} candidate classes were not proved as stated (most are false) but were proved\n"
-        "; under (where ...) conditions that their convs are dense (kernel dimension 1 = input\n"
-        "; dimension 1), as found in every enumerated instance; their rules carry them.\n",
+        "; {} candidate classes were not proved as stated but were proved under (where ...)\n"
+        "; shape conditions that held in every enumerated instance: convs are dense (kernel\n"
+        "; dimension 1 = input dimension 1), matmuls' inner sizes agree; their rules carry them.\n",
         r.conditional);
   return text + body;
 }
