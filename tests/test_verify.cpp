@@ -71,8 +71,8 @@ TEST(Verifier, RejectsEveryFalseRuleNamingTheOutput) {
 // Without the numerical test, the solver itself must not prove false equalities: an
 // inconsistent axiom set would prove anything.
 // misaligned-inner-split holds where b's columns match c's rows, and is false otherwise (a
-// with 1 column, b with 2, c with 1 row): an unconditional inner-split axiom for matmul let the
-// solver prove it.
+// with 1 column, b with 2, c with 1 row); misaligned-ewmul-of-concats is false where a has 2
+// rows and b 1: unconditional axioms over two concats let the solver prove both.
 TEST(Verifier, AxiomsDoNotProveFalseEqualities) {
   rules::RuleSet ax = axioms();
   VerifyOptions o = options();
@@ -90,6 +90,9 @@ TEST(Verifier, AxiomsDoNotProveFalseEqualities) {
     (rule misaligned-inner-split
       (source (matmul none (matmul relu ?a (concat 1 ?b ?c)) (concat 0 ?c ?d)))
       (target (matmul none (matmul relu ?a (concat 1 ?c ?b)) (concat 0 ?d ?c))))
+    (rule misaligned-ewmul-of-concats
+      (source (ewmul (concat 0 ?a ?b) (concat 0 ?b (smul ?c ?d))))
+      (target (ewmul (concat 0 ?b ?c) (concat 0 ?a (smul ?b ?d)))))
   )",
                                           "false-equalities.rules", &ax);
   Verifier v(ax, o);

@@ -75,6 +75,7 @@ void check_rule(Z3Session& session, const rules::Rule& r, const VerifyOptions& o
   s.set(p);
   auto vars = enc.declare(r, "r!");
   s.add(enc.guard(r, vars));
+  s.add(enc.well_typed(r, vars));
   v.verdict = Verdict::Proved;
   for (size_t i = 0; i < r.source.size(); ++i) {
     unsigned left =

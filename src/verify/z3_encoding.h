@@ -35,6 +35,12 @@ class Z3Encoding {
   z3::expr in_domain(const z3::expr& p, const std::string& domain);
   // The guard of a rule or axiom: domains of its parameters and its conditions.
   z3::expr guard(const rules::Rule& r, const Vars& v);
+  // What the well-typedness of a rule's own terms implies about sizes, which the conditions
+  // of axioms over two concats need: equal sizes on every axis for the operands of ewadd and
+  // ewmul (and their result's), off the concatenation axis for those of concat (and the sum
+  // along it). A rule claims its equality only where both sides type-check, so these hold in
+  // every instance it speaks of (an axis past a tensor's rank counts as size 0).
+  z3::expr well_typed(const rules::Rule& r, const Vars& v);
   // The axiom as a quantified formula with patterns.
   z3::expr axiom(const rules::Rule& a);
 
