@@ -78,12 +78,6 @@ class InferenceCache {
   std::unordered_map<Key, int32_t, KeyHash> results_;
 };
 
-bool is_constant(const TermPtr& t) {
-  if (t->kind != Term::Kind::App) return false;
-  const AxiomOp* op = find_axiom_op(t->name);
-  return op && op->is_constant();
-}
-
 class Sampler {
  public:
   Sampler(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
@@ -186,11 +180,11 @@ class Sampler {
       n.unpadded_conv = op->op->name == "conv" && unpadded_conv(*t, params_);
       std::string sig = t->name;
       for (size_t i = 0; i < t->args.size(); ++i)
-        sig += ' ' + (i < op->num_params() || is_constant(t->args[i]) ? term_str(t->args[i])
-                                                                      : std::string("_"));
+        sig += ' ' + (i < op->num_params() || is_constant_term(t->args[i]) ? term_str(t->args[i])
+                                                                           : std::string("_"));
       n.signature = cache_.signature_id(sig + '|' + params_text_);
       for (size_t i = op->num_params(); i < t->args.size(); ++i) {
-        if (is_constant(t->args[i])) {
+        if (is_constant_term(t->args[i])) {
           n.args.push_back(-1);
           continue;
         }

@@ -175,12 +175,6 @@ class Enumerator {
     return m;
   }
 
-  static bool is_constant(const TermPtr& t) {
-    if (t->kind != Term::Kind::App) return false;
-    const AxiomOp* op = find_axiom_op(t->name);
-    return op && op->is_constant();
-  }
-
   // Calls emit(idx, types) for every combination of one entry per list that agrees on shared
   // variables and, when `key` is given, on the type keys of the entries; stops when emit
   // returns false.
@@ -283,7 +277,7 @@ class Enumerator {
       std::vector<uint64_t> masks;
       std::vector<size_t> positions;  // argument position of each list
       for (size_t i = np; i < t->args.size(); ++i)
-        if (!is_constant(t->args[i])) {
+        if (!is_constant_term(t->args[i])) {
           lists.push_back(&sols(t->args[i]));
           masks.push_back(mask(t->args[i]));
           positions.push_back(i - np);

@@ -29,6 +29,12 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
   return TypeKey{};
 }
 
+bool is_constant_term(const TermPtr& t) {
+  if (t->kind != Term::Kind::App) return false;
+  const AxiomOp* op = find_axiom_op(t->name);
+  return op && op->is_constant();
+}
+
 bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded) {
   const Shape& xs = x.shape;
   const Shape& ws = w.shape;

@@ -32,6 +32,10 @@ bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded);
 // True when the padding parameter of a conv term is `valid` for these parameters.
 bool unpadded_conv(const Term& t, const ParamAssignment& params);
 
+// True when `t` applies a constant operator (cpool, iconv, ...): such arguments have no
+// type of their own; the application's shape inference sizes them.
+bool is_constant_term(const TermPtr& t);
+
 // A compact byte key of an optional type (shape and split points), for memo tables.
 void append_type_key(std::string& k, const std::optional<TensorType>& t);
 
