@@ -230,6 +230,39 @@ TEST(GenEnumerator, SameResultOnAnyNumberOfThreads) {
   }
 }
 
+// With minimal_reads, the largest graphs (here of 4 operators) read only representatives:
+// relu(transpose(x)) and transpose(relu(x)) are one value of two operators, so tanh reads one
+// of them, not both; a value with a smaller computation (transpose(relu(transpose(x))) =
+// relu(x)) is not read. Smaller graphs are all kept (the pieces rules are formed from).
+TEST(GenEnumerator, MinimalReadsReadOneRepresentativePerValue) {
+  std::vector<PoolTensor> pool = {{"x1", {2, 4}, Role::Data}};
+  Space all = make_test_space({"relu", "tanh", "transpose"}, pool, 4);
+  Space minimal = all;
+  minimal.minimal_reads = true;
+  auto texts = [](const Space& s) {
+    std::set<std::string> out;
+    for (const GraphRecord& r : enumerate_all(s))
+      if (r.g.num_ops == s.max_ops) out.insert(graph_text(s, r.g));  // the largest graphs only
+    return out;
+  };
+  std::set<std::string> a = texts(all), m = texts(minimal);
+  auto has_read = [](const std::set<std::string>& graphs, const std::string& value) {
+    return std::any_of(graphs.begin(), graphs.end(), [&](const std::string& g) {
+      return g.find("(tanh " + value + ")#0") != std::string::npos;
+    });
+  };
+  const std::string relu_t = "(relu (transpose x1)#0)#0", t_relu = "(transpose (relu x1)#0)#0";
+  EXPECT_TRUE(has_read(a, relu_t));
+  EXPECT_TRUE(has_read(a, t_relu));
+  EXPECT_NE(has_read(m, relu_t), has_read(m, t_relu));          // exactly one of them
+  const std::string t_relu_t = "(transpose " + relu_t + ")#0";  // = relu(x1)
+  EXPECT_TRUE(has_read(a, t_relu_t));
+  EXPECT_FALSE(has_read(m, t_relu_t));
+  // Every graph kept is one of the full enumeration; the rest were left out.
+  for (const std::string& g : m) EXPECT_TRUE(a.count(g)) << g;
+  EXPECT_LT(m.size(), a.size());
+}
+
 TEST(GenEnumerator, PackedGraphsRoundTripAndCompareLikeTheGraphs) {
   Space s = make_test_space({"ewadd", "matmul", "relu", "concat", "split"}, matrix_pool(), 3);
   GraphPacker packer(s, 3);

@@ -5,6 +5,7 @@
 #include "gen/common_subgraph.h"
 #include "gen/equality.h"
 #include "gen/library_file.h"
+#include "ir/error.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
 #include "test_gen_util.h"
@@ -42,6 +43,27 @@ TEST(GenEquality, CanonicalFormIgnoresNamesOrientationAndOutputOrder) {
   // Variables become a, b, c in order of first occurrence.
   EXPECT_NE(a.key.find("?a"), std::string::npos);
   EXPECT_EQ(a.key.find("?x"), std::string::npos);
+}
+
+TEST(GenEquality, KeysGiveBackTheirEqualities) {
+  // Parameter variables, several outputs, a bare variable as an output, splits.
+  std::vector<Equality> all = {
+      canon(eq({"(conv ?p_stride same relu ?x ?w)"}, {"(relu (conv ?p_stride same none ?x ?w))"})),
+      canon(eq({"(relu ?x)", "(relu ?y)"},
+               {"(split0 0 (relu (concat 0 ?x ?y)))", "(split1 0 (relu (concat 0 ?x ?y)))"})),
+      canon(eq({"(transpose (transpose ?x))"}, {"?x"})),
+      canon(eq({"(matmul sigmoid (smul ?a ?s) ?b)"}, {"(smul (matmul sigmoid ?a ?b) ?s)"}))};
+  for (const Equality& e : all) {
+    Equality back = equality_from_key(e.key);
+    EXPECT_EQ(back.key, e.key);
+    EXPECT_EQ(back.skeleton, e.skeleton);
+    ASSERT_EQ(back.lhs.size(), e.lhs.size());
+    for (size_t i = 0; i < e.lhs.size(); ++i) {
+      EXPECT_TRUE(rules::term_equal(back.lhs[i], e.lhs[i])) << e.key;
+      EXPECT_TRUE(rules::term_equal(back.rhs[i], e.rhs[i])) << e.key;
+    }
+  }
+  EXPECT_THROW(equality_from_key("(relu ?a)"), Error);
 }
 
 TEST(GenEquality, DifferentRulesKeepDifferentKeys) {

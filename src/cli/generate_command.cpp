@@ -68,6 +68,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   static size_t parts = 0;
   static int reduce_from = 4;
   static int max_vars = 5;
+  static int minimal_reads_from = 4;
   cmd->add_option("--max-ops", max_ops, "largest graph, in operators (1 to 4)")->required();
   cmd->add_option("--ops", ops_list,
                   "operators to use, comma-separated axiom names (default: all)");
@@ -90,6 +91,9 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--reduce-from", reduce_from,
                   "classify candidates with a side of this many operators or more in their "
                   "reduced form (common subgraphs taken out; default 4)");
+  cmd->add_option("--minimal-reads-from", minimal_reads_from,
+                  "from this --max-ops on, the largest graphs read no value that a smaller "
+                  "graph computes (default 4; 0: never)");
   cmd->add_option("--max-vars", max_vars,
                   "rules with more tensor variables are not sent to the prover (default 5; 0: "
                   "no limit)");
@@ -118,6 +122,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     opts.max_parts = parts;
     opts.reduce_from_ops = reduce_from;
     opts.max_prover_vars = max_vars;
+    opts.minimal_reads_from_ops = minimal_reads_from;
 
     // The command as the header states it: every flag that shapes the output, in one order.
     std::string command = fmt::format("graphsub generate --max-ops {}", max_ops);
@@ -129,6 +134,8 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     if (rlimit) command += fmt::format(" --rlimit {}", rlimit);
     if (parts) command += fmt::format(" --parts {}", parts);
     if (reduce_from != 4) command += fmt::format(" --reduce-from {}", reduce_from);
+    if (minimal_reads_from != 4)
+      command += fmt::format(" --minimal-reads-from {}", minimal_reads_from);
     if (max_vars != 5) command += fmt::format(" --max-vars {}", max_vars);
     command += " -o " + out;
 

@@ -46,9 +46,8 @@ void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph&
   }
   canonicalize(e, &shape_conds);
   shape_conds = common_conditions(shape_conds, shape_conds);  // sorted in the canonical names
-  auto [it, fresh] = l.classes.try_emplace(e.key);
+  auto [it, fresh] = l.classes.try_emplace(std::move(e.key));
   if (fresh) {
-    it->second.eq = std::move(e);
     it->second.shape_conds = std::move(shape_conds);
   } else {
     it->second.shape_conds = common_conditions(it->second.shape_conds, shape_conds);
@@ -153,7 +152,6 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
     for (auto& [k, acc] : l.classes) {
       auto [it, fresh] = out.classes.try_emplace(k);
       if (fresh) {
-        it->second.eq = std::move(acc.eq);
         it->second.shape_conds = std::move(acc.shape_conds);
       } else {
         it->second.shape_conds = common_conditions(it->second.shape_conds, acc.shape_conds);

@@ -12,8 +12,9 @@
 
 namespace graphsub::gen {
 
+// A class, kept by its canonical key only (equality_from_key rebuilds its terms): at max_ops 4
+// there are millions of them.
 struct ClassAcc {
-  Equality eq;         // canonical
   uint64_t pairs = 0;  // candidates that fell into this class
   // Of which were larger candidates reduced into it (reduce_common_subgraphs): they are not
   // tried in their own, specific form.

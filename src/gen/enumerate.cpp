@@ -154,15 +154,18 @@ class SpillSink : public GraphSink {
 
 // One enumeration round over all first operators, `threads` workers pulling tasks, each with
 // its own sink.
-template <class Sink>
+// `configure` sets up each worker's enumerator (its thread index given).
+template <class Sink, class Configure>
 EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* pieces,
                     bool prefix_variables, std::vector<std::unique_ptr<Sink>>& sinks, Reporter& rep,
-                    const char* stage) {
+                    const char* stage, Configure&& configure) {
   Enumerator planner(s);
   std::vector<RootTask> tasks = planner.root_tasks();
   std::vector<std::unique_ptr<Enumerator>> workers;  // per-thread state
-  for (size_t t = 0; t < sinks.size(); ++t)
+  for (size_t t = 0; t < sinks.size(); ++t) {
     workers.push_back(std::make_unique<Enumerator>(s, min_emit_ops, pieces, prefix_variables));
+    configure(*workers.back(), t);
+  }
   // Workers enumerate; this thread only reports progress (the reporter is not thread-safe).
   // An exception in a worker (out of memory, say) reaches the caller.
   parallel_for(
@@ -288,12 +291,19 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep) {
     r.fp = combine_output_hashes(std::span<const uint64_t>(&h, 1));
     small.push_back(r);
   }
+  // With minimal_reads, the representative of every value the smaller graphs compute.
+  ValueReps reps;
   if (s.max_ops > 1) {
     Space smaller = s;
     smaller.max_ops = s.max_ops - 1;
     std::vector<std::unique_ptr<VectorSink>> sinks;
     for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<VectorSink>());
-    res.stats += run_round(smaller, 1, nullptr, false, sinks, rep, "enumerate (smaller graphs)");
+    std::vector<ValueReps> thread_reps(s.minimal_reads ? static_cast<size_t>(threads) : 0);
+    res.stats += run_round(smaller, 1, nullptr, false, sinks, rep, "enumerate (smaller graphs)",
+                           [&](Enumerator& e, size_t t) {
+                             if (s.minimal_reads) e.collect_reps(&thread_reps[t]);
+                           });
+    for (const ValueReps& r : thread_reps) merge_reps(reps, r);
     std::vector<GraphRecord> got = concat_all(sinks, &VectorSink::records);
     small.insert(small.end(), got.begin(), got.end());
   }
@@ -308,7 +318,10 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep) {
   std::vector<std::unique_ptr<SpillSink>> sinks;
   for (int t = 0; t < threads; ++t)
     sinks.push_back(std::make_unique<SpillSink>(large->files, large->packer));
-  res.stats += run_round(s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate");
+  res.stats += run_round(s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
+                         [&](Enumerator& e, size_t) {
+                           if (s.minimal_reads) e.read_only_reps(&reps);
+                         });
   for (auto& sink : sinks) sink->flush();
   res.spilled_bytes = large->files.bytes();
   large->whole = concat_all(sinks, &SpillSink::whole);

@@ -1,6 +1,7 @@
 #include "gen/enumerator.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "gen/partitions.h"
 
@@ -45,7 +46,7 @@ Enumerator::Enumerator(const Space& s, int min_emit_ops, const FingerprintSet* p
 
 bool Enumerator::readable(TensorId t, uint16_t reader, int slot) const {
   const Slot& sl = slots_[t];
-  if (sl.terminal) return false;
+  if (sl.terminal || sl.redundant) return false;
   const size_t nv = s_.variants.size();
   if (sl.constant >= 0 && !const_ok_[(reader * kMaxArity + static_cast<size_t>(slot)) * nv +
                                      static_cast<size_t>(sl.constant)])
@@ -193,9 +194,34 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
 
   bool weight_only = true;
   for (int i = 0; i < op.arity; ++i) weight_only = weight_only && slots_[ins[i]].weight_only;
+  auto cone = static_cast<uint8_t>(1u << depth_);
+  for (int i = 0; i < op.arity; ++i) cone |= slots_[ins[i]].cone;
+  const auto cone_ops = static_cast<uint32_t>(std::popcount(cone));
+  uint64_t terms[kMaxOutputs] = {0, 0};
+  bool redundant[kMaxOutputs] = {false, false};
+  for (int o = 0; o < ap.num_out; ++o) {
+    uint64_t k = (uint64_t{v} << 8 | static_cast<uint64_t>(o)) * 0x9e3779b97f4a7c15ull;
+    uint64_t in_hash[kMaxArity] = {0, 0};
+    for (int i = 0; i < op.arity; ++i) in_hash[i] = slots_[ins[i]].hash;
+    if (op.commutative && in_hash[0] > in_hash[1]) std::swap(in_hash[0], in_hash[1]);
+    for (int i = 0; i < op.arity; ++i) k = (k ^ in_hash[i]) * 0xff51afd7ed558ccdull + 1;
+    terms[o] = k ^ (k >> 29);
+    if (terminal[o]) continue;
+    const ValueRep here{cone_ops, terms[o]};
+    if (collect_) keep_smaller_rep(*collect_, hashes[o], here);
+    // Values of the last operator are never read: only the others are looked up.
+    if (reps_ && !leaf) {
+      const ValueRep* r = reps_->find(hashes[o]);
+      redundant[o] = r && (r->ops != here.ops || r->term != here.term);
+      stats_.redundant += redundant[o];
+    }
+  }
   for (int o = 0; o < ap.num_out; ++o) {
     TensorId t = op_output_id(p_, depth_, o);
     Slot& sl = slots_[t];
+    sl.redundant = redundant[o];
+    sl.cone = cone;
+    sl.term = terms[o];
     sl.type = ap.out[o];
     sl.weight_only = weight_only;
     sl.pool = sl.pool_weight = false;
@@ -282,6 +308,18 @@ void Enumerator::emit() {
       ++stats_.requests;
     }
   }
+}
+
+void keep_smaller_rep(ValueReps& reps, uint64_t hash, const ValueRep& r) {
+  ValueRep* have = reps.find(hash);
+  if (!have)
+    reps.insert(hash, r);
+  else if (r < *have)
+    *have = r;
+}
+
+void merge_reps(ValueReps& into, const ValueReps& from) {
+  from.for_each([&](uint64_t hash, const ValueRep& r) { keep_smaller_rep(into, hash, r); });
 }
 
 void Enumerator::expand() {

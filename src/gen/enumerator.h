@@ -34,6 +34,24 @@ struct SplitRequest {
 // operator count of its smallest graph.
 using FingerprintSet = FlatMap64;
 
+// The representative of a value (Space::minimal_reads): the fewest operators that compute it,
+// and among computations of that size the smallest term key (a hash of the operator variant,
+// the output index and the input values' hashes, so that computations differing only in how
+// an input value is computed share it).
+struct ValueRep {
+  uint32_t ops = 0;
+  uint64_t term = 0;
+  friend bool operator<(const ValueRep& a, const ValueRep& b) {
+    return a.ops != b.ops ? a.ops < b.ops : a.term < b.term;
+  }
+};
+// Representatives by value hash.
+using ValueReps = FlatMap<ValueRep>;
+// Keeps the smaller representative of the value `hash`.
+void keep_smaller_rep(ValueReps& reps, uint64_t hash, const ValueRep& r);
+// Keeps the smaller representative of each value.
+void merge_reps(ValueReps& into, const ValueReps& from);
+
 // Where an Enumerator puts the graphs and split requests it finds.
 class GraphSink {
  public:
@@ -62,8 +80,10 @@ struct EnumStats {
   uint64_t states = 0;       // operator applications that survived every check
   uint64_t kernel_runs = 0;  // reference kernel invocations (the rest hit the leaf memo)
   uint64_t requests = 0;     // split requests
+  uint64_t redundant = 0;    // values left unread: not their own representative
   EnumStats& operator+=(const EnumStats& o) {
     graphs += o.graphs;
+    redundant += o.redundant;
     requests += o.requests;
     states += o.states;
     kernel_runs += o.kernel_runs;
@@ -84,6 +104,12 @@ class Enumerator {
   Enumerator(const Space& s, int min_emit_ops = 1, const FingerprintSet* pieces = nullptr,
              bool prefix_variables = false);
 
+  // Records the representative of every value computed (the round of smaller graphs).
+  void collect_reps(ValueReps* into) { collect_ = into; }
+  // No operator reads a value that is not its own representative in `reps`; such values may
+  // still be outputs. Values not in `reps` are read freely.
+  void read_only_reps(const ValueReps* reps) { reps_ = reps; }
+
   // Every valid first operator, in search order.
   std::vector<RootTask> root_tasks();
   // Gives every graph whose first operator is `task` to `out`.
@@ -96,7 +122,10 @@ class Enumerator {
     bool weight_only = false;  // computed only from weights, constants and scalars
     bool pool = false;
     bool pool_weight = false;
-    bool terminal = false;  // equal to a pool tensor
+    bool terminal = false;   // equal to a pool tensor
+    bool redundant = false;  // not its own representative (read_only_reps): never read
+    uint8_t cone = 0;        // the operators it is computed from, as a bit set
+    uint64_t term = 0;       // its term key (ValueRep)
     int8_t producer = -1;
     int32_t constant = -1;  // the constant variant that produced it, or -1
     uint64_t hash = 0;
@@ -131,6 +160,8 @@ class Enumerator {
   std::array<std::array<std::vector<uint32_t>, kMaxOutputs>, kMaxOps> arena_;
   int min_emit_ops_;
   const FingerprintSet* pieces_;
+  ValueReps* collect_ = nullptr;
+  const ValueReps* reps_ = nullptr;
   GraphSink* out_ = nullptr;
   EnumStats stats_;
 };

@@ -8,7 +8,9 @@
 #include <numeric>
 #include <set>
 
+#include "ir/error.h"
 #include "rules/axiom_ops.h"
+#include "rules/rule_parser.h"
 
 namespace graphsub::gen {
 
@@ -243,6 +245,19 @@ void canonicalize(Equality& e, std::vector<TermPtr>* also) {
   if (also)
     for (auto& t : *also) t = r.rename(t);
   e = std::move(c);
+}
+
+Equality equality_from_key(const std::string& key) {
+  size_t eq = key.find(" = ");
+  if (eq == std::string::npos || key.find(" where ") != std::string::npos)
+    throw Error(fmt::format("not the key of an equality without conditions: '{}'", key));
+  Equality e;
+  e.lhs = rules::parse_terms(std::string_view(key).substr(0, eq));
+  e.rhs = rules::parse_terms(std::string_view(key).substr(eq + 3));
+  e.lhs_ops = count_ops(e.lhs);
+  e.rhs_ops = count_ops(e.rhs);
+  canonicalize(e);  // already canonical: sets key (the same text) and skeleton
+  return e;
 }
 
 std::vector<TermPtr> common_conditions(const std::vector<TermPtr>& a,

@@ -33,6 +33,10 @@ rules::TermPtr side_term(const Space& s, const CompactGraph& g, TensorId t);
 // `also` (optional): terms over the same variables renamed the same way, outside the key.
 void canonicalize(Equality& e, std::vector<rules::TermPtr>* also = nullptr);
 
+// The canonical equality whose key is `key` (canonicalize's output), without conditions:
+// lets a store of classes keep keys only. Throws Error on a key with conditions.
+Equality equality_from_key(const std::string& key);
+
 // True when `specific` is `general` with its variables renamed, several possibly to one
 // (terms only: conditions are not compared).
 bool is_instance(const Equality& specific, const Equality& general);

@@ -319,6 +319,9 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   std::vector<PoolTensor> pool = opts.pool.empty() ? default_pool() : opts.pool;
   std::vector<std::string> ops = opts.ops.empty() ? all_generator_ops() : opts.ops;
   Space space = make_space(make_variants(ops, opts.domains, pool), pool, opts.max_ops, opts.seed);
+  space.minimal_reads =
+      opts.minimal_reads_from_ops > 0 && opts.max_ops >= opts.minimal_reads_from_ops;
+  res.minimal_reads = space.minimal_reads;
   for (auto& v : space.variants)
     res.variants.push_back(v.label() + (v.commutative ? " (commutative)" : ""));
 
@@ -326,7 +329,13 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   auto t0 = Clock::now();
   EnumerationResult en = enumerate_graphs(space, opts.threads, rep);
   res.graphs = en.stats.graphs;
+  res.redundant_values = en.stats.redundant;
   stage("graphs enumerated", en.stats.graphs, t0);
+  if (space.minimal_reads)
+    rep.info(
+        fmt::format("  ({} values of the largest graphs left unread: smaller graphs compute "
+                    "them)",
+                    en.stats.redundant));
   rep.info(fmt::format("  ({} split requests; {:.1f} MiB of graphs streamed to temporary files)",
                        en.requests.size(), static_cast<double>(en.spilled_bytes) / (1 << 20)));
 
@@ -362,16 +371,23 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         fmt::format("  (only {} of the fingerprint ranges classified: --parts)", cl.parts_done));
   rep.info(fmt::format("  ({} classes up to renaming; peak memory so far {:.0f} MiB)",
                        cl.classes.size(), static_cast<double>(peak_rss_bytes()) / (1 << 20)));
-  std::vector<RuleClass> classes;
-  for (auto& [k, acc] : cl.classes) {
-    RuleClass c;
-    c.eq = std::move(acc.eq);
-    c.pairs = acc.pairs;
-    c.reduced = acc.reduced;
-    c.shape_conds = std::move(acc.shape_conds);
-    classes.push_back(std::move(c));
+  // The classes' terms, rebuilt from their keys (in parallel; each map node is freed as it is
+  // taken, so keys and terms are not all held twice).
+  std::vector<RuleClass> classes(cl.classes.size());
+  std::vector<std::string> keys;
+  keys.reserve(cl.classes.size());
+  for (auto it = cl.classes.begin(); it != cl.classes.end(); it = cl.classes.erase(it)) {
+    RuleClass& c = classes[keys.size()];
+    c.pairs = it->second.pairs;
+    c.reduced = it->second.reduced;
+    c.shape_conds = std::move(it->second.shape_conds);
+    keys.push_back(it->first);
   }
-  cl.classes.clear();
+  parallel_for(classes.size(), opts.threads, [&](size_t i, size_t) {
+    classes[i].eq = equality_from_key(keys[i]);
+    std::string().swap(keys[i]);
+  });
+  std::vector<std::string>().swap(keys);
   // Most general forms: within a skeleton, a class that is a renaming instance of one with
   // more variables depends on it.
   std::map<std::string, std::vector<size_t>> by_skeleton;

@@ -31,6 +31,9 @@ struct GeneratorOptions {
   // Candidates with a side of this many operators or more are classified in their reduced
   // form (ClassifyOptions::reduce_from_ops).
   int reduce_from_ops = 4;
+  // From this max_ops on, the largest graphs only read values no smaller graph computes
+  // (Space::minimal_reads). 0: never.
+  int minimal_reads_from_ops = 4;
   // Debug and measurement: classify only the first this many of the 256 fingerprint ranges
   // (0: all); the library is then of those ranges only.
   size_t max_parts = 0;
@@ -93,10 +96,12 @@ struct GeneratorResult {
   // Candidates that passed the re-test and were classified in a reduced form (common
   // subgraphs taken out), and those that reduced to nothing.
   uint64_t reduced_pairs = 0, vanished_pairs = 0;
-  int reduce_from_ops = 0;      // the size from which candidates were reduced (the option)
-  uint64_t too_many_vars = 0;   // rules not sent to the prover: over max_prover_vars
-  uint64_t classes = 0;         // classes up to renaming after the re-test
-  size_t parts_classified = 0;  // fingerprint ranges classified (of 256)
+  int reduce_from_ops = 0;        // the size from which candidates were reduced (the option)
+  bool minimal_reads = false;     // Space::minimal_reads was on
+  uint64_t redundant_values = 0;  // values the largest graphs left unread (minimal_reads)
+  uint64_t too_many_vars = 0;     // rules not sent to the prover: over max_prover_vars
+  uint64_t classes = 0;           // classes up to renaming after the re-test
+  size_t parts_classified = 0;    // fingerprint ranges classified (of 256)
   std::map<std::string, ProverTimes> prover_times;  // by verdict kind
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;

@@ -14,6 +14,11 @@ std::string header(const GeneratorResult& r, const LibraryInfo& info, const char
   h += fmt::format("; {} operator variants searched\n", r.variants.size());
   h += "; stage counts:\n";
   for (auto& s : r.stages) h += fmt::format(";   {:<32} {:>12}\n", s.stage, s.count);
+  if (r.minimal_reads)
+    h += fmt::format(
+        "; the largest graphs read no value that a smaller graph computes ({} values left\n"
+        "; unread): a rule that needs one follows from a smaller rule and one kept here\n",
+        r.redundant_values);
   return h;
 }
 

@@ -33,6 +33,12 @@ struct Space {
   std::vector<Alias> aliases;
   int max_ops = 3;
   uint64_t seed = 1;
+  // In the round of max_ops operators, an operator reads only values that are their own
+  // representative (ValueRep): no smaller graph computes them, and of the computations of
+  // that size theirs has the smallest term key. Other values may only be outputs. A rule that
+  // needs one follows from a smaller rule (the value equals its representative) and one among
+  // the graphs kept (Ruler's enumeration over class representatives, OOPSLA 2021).
+  bool minimal_reads = false;
 
   size_t num_pool() const { return pool.size(); }
 };

@@ -493,6 +493,14 @@ TermPtr parse_term(std::string_view text) {
   return tp.tensor_term(es[0]);
 }
 
+std::vector<TermPtr> parse_terms(std::string_view text) {
+  DomainTable none;
+  TermParser tp(&none);
+  std::vector<TermPtr> out;
+  for (const SExpr& e : read_sexprs(text, "<terms>")) out.push_back(tp.tensor_term(e));
+  return out;
+}
+
 std::string default_axioms_path() {
   const char* rel = "specs/operators.axioms";
   if (std::filesystem::exists(rel)) return rel;

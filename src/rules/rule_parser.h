@@ -19,6 +19,8 @@ RuleSet load_rules(const std::string& path, const RuleSet* known = nullptr);
 // Parses one term such as "(matmul none ?x (concat 1 ?y ?z))". Variables in parameter
 // positions are parameter variables, the others tensor variables.
 TermPtr parse_term(std::string_view text);
+// Every tensor term of `text`, in order ("(relu ?a) ?b").
+std::vector<TermPtr> parse_terms(std::string_view text);
 
 // The default location of the axioms file: specs/operators.axioms under the working
 // directory when present there, else under the source tree graphsub was built from.

@@ -2,27 +2,54 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <tuple>
+
 namespace graphsub::rules {
 
-TermPtr Term::var(std::string n) {
+// Leaves (variables, integers, symbols) are immutable and few, so each thread hands out one
+// shared node per distinct leaf: the generator holds millions of terms whose parameter and
+// variable leaves would otherwise be a heap node each.
+namespace {
+
+TermPtr make_leaf(Term::Kind kind, std::string name, int64_t value) {
   auto t = std::make_shared<Term>();
-  t->kind = Kind::Var;
-  t->name = std::move(n);
+  t->kind = kind;
+  t->name = std::move(name);
+  t->value = value;
   return t;
+}
+
+TermPtr interned(Term::Kind kind, std::string name, int64_t value) {
+  struct Key {
+    Term::Kind kind;
+    std::string name;
+    int64_t value;
+    bool operator<(const Key& o) const {
+      return std::tie(kind, name, value) < std::tie(o.kind, o.name, o.value);
+    }
+  };
+  thread_local std::map<Key, TermPtr> cache;
+  constexpr size_t kMaxCached = 4096;  // bounded: names from user files are not cached beyond
+  auto it = cache.find(Key{kind, name, value});
+  if (it != cache.end()) return it->second;
+  TermPtr t = make_leaf(kind, name, value);
+  if (cache.size() < kMaxCached) cache.emplace(Key{kind, std::move(name), value}, t);
+  return t;
+}
+
+}  // namespace
+
+TermPtr Term::var(std::string n) {
+  return interned(Kind::Var, std::move(n), 0);
 }
 
 TermPtr Term::integer(int64_t v) {
-  auto t = std::make_shared<Term>();
-  t->kind = Kind::Int;
-  t->value = v;
-  return t;
+  return interned(Kind::Int, std::string(), v);
 }
 
 TermPtr Term::symbol(std::string s) {
-  auto t = std::make_shared<Term>();
-  t->kind = Kind::Symbol;
-  t->name = std::move(s);
-  return t;
+  return interned(Kind::Symbol, std::move(s), 0);
 }
 
 TermPtr Term::app(std::string op, std::vector<TermPtr> args) {
