@@ -230,37 +230,42 @@ TEST(GenEnumerator, SameResultOnAnyNumberOfThreads) {
   }
 }
 
-// With minimal_reads, the largest graphs (here of 4 operators) read only representatives:
-// relu(transpose(x)) and transpose(relu(x)) are one value of two operators, so tanh reads one
-// of them, not both; a value with a smaller computation (transpose(relu(transpose(x))) =
-// relu(x)) is not read. Smaller graphs are all kept (the pieces rules are formed from).
+// With minimal_reads, the largest graphs read only representatives, and a graph with several
+// outputs has no partial output that is not one. relu(transpose(x)) and transpose(relu(x)) are
+// one value of two operators: tanh reads one of them, not both, and only that one is a
+// partial output beside another; transpose(relu(transpose(x))) = relu(x) has a smaller
+// computation and is never read. Smaller graphs are all kept (the pieces rules are formed from).
 TEST(GenEnumerator, MinimalReadsReadOneRepresentativePerValue) {
-  std::vector<PoolTensor> pool = {{"x1", {2, 4}, Role::Data}};
-  Space all = make_test_space({"relu", "tanh", "transpose"}, pool, 4);
-  Space minimal = all;
-  minimal.minimal_reads = true;
-  auto texts = [](const Space& s) {
+  auto largest = [](int max_ops, bool minimal_reads) {
+    Space s = make_test_space({"relu", "tanh", "transpose"}, {{"x1", {2, 4}, Role::Data}}, max_ops);
+    s.minimal_reads = minimal_reads;
     std::set<std::string> out;
     for (const GraphRecord& r : enumerate_all(s))
-      if (r.g.num_ops == s.max_ops) out.insert(graph_text(s, r.g));  // the largest graphs only
+      if (r.g.num_ops == s.max_ops) out.insert(graph_text(s, r.g));
     return out;
   };
-  std::set<std::string> a = texts(all), m = texts(minimal);
   auto has_read = [](const std::set<std::string>& graphs, const std::string& value) {
     return std::any_of(graphs.begin(), graphs.end(), [&](const std::string& g) {
       return g.find("(tanh " + value + ")#0") != std::string::npos;
     });
   };
-  const std::string relu_t = "(relu (transpose x1)#0)#0", t_relu = "(transpose (relu x1)#0)#0";
-  EXPECT_TRUE(has_read(a, relu_t));
-  EXPECT_TRUE(has_read(a, t_relu));
-  EXPECT_NE(has_read(m, relu_t), has_read(m, t_relu));          // exactly one of them
+  const std::string t = "(transpose x1)#0", relu_t = "(relu " + t + ")#0",
+                    t_relu = "(transpose (relu x1)#0)#0";
+  std::set<std::string> a3 = largest(3, false), m3 = largest(3, true);
+  EXPECT_TRUE(has_read(a3, relu_t));
+  EXPECT_TRUE(has_read(a3, t_relu));
+  const bool reads_relu_t = has_read(m3, relu_t);
+  EXPECT_NE(reads_relu_t, has_read(m3, t_relu));  // exactly one of them
+  // {transpose(x), relu(transpose(x)), tanh(transpose(x))}: relu_t is a partial output there.
+  const std::string partial = relu_t + " (tanh " + t + ")#0 " + t + " ";
+  EXPECT_TRUE(a3.count(partial));
+  EXPECT_EQ(m3.count(partial) == 1, reads_relu_t);
+  for (const std::string& g : m3) EXPECT_TRUE(a3.count(g)) << g;
+  EXPECT_LT(m3.size(), a3.size());
+
   const std::string t_relu_t = "(transpose " + relu_t + ")#0";  // = relu(x1)
-  EXPECT_TRUE(has_read(a, t_relu_t));
-  EXPECT_FALSE(has_read(m, t_relu_t));
-  // Every graph kept is one of the full enumeration; the rest were left out.
-  for (const std::string& g : m) EXPECT_TRUE(a.count(g)) << g;
-  EXPECT_LT(m.size(), a.size());
+  EXPECT_TRUE(has_read(largest(4, false), t_relu_t));
+  EXPECT_FALSE(has_read(largest(4, true), t_relu_t));
 }
 
 TEST(GenEnumerator, PackedGraphsRoundTripAndCompareLikeTheGraphs) {

@@ -209,8 +209,9 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
     if (terminal[o]) continue;
     const ValueRep here{cone_ops, terms[o]};
     if (collect_) keep_smaller_rep(*collect_, hashes[o], here);
-    // Values of the last operator are never read: only the others are looked up.
-    if (reps_ && !leaf) {
+    // Values of the last operator are never read; they are looked up only where they must be
+    // representatives too: outputs that are not computed from the whole graph (emit).
+    if (reps_ && (!leaf || cone_ops < static_cast<uint32_t>(depth_ + 1))) {
       const ValueRep* r = reps_->find(hashes[o]);
       redundant[o] = r && (r->ops != here.ops || r->term != here.term);
       stats_.redundant += redundant[o];
@@ -275,6 +276,16 @@ void Enumerator::emit() {
     weights_only = weights_only && slots_[t].weight_only;
   }
   if (terminals != 0 && terminals != static_cast<int>(n)) return;
+  // With several outputs, one computed from part of the graph must be its representative:
+  // with another computation of its value the graph is a smaller rule's instance in context.
+  if (reps_ && n >= 2)
+    for (size_t i = p_; i < live_.size(); ++i) {
+      const Slot& sl = slots_[live_[i]];
+      if (!readers_[live_[i]] && sl.redundant && std::popcount(sl.cone) < depth_) {
+        ++stats_.unrepresentative;
+        return;
+      }
+    }
   // Computations on weights alone are done once before run time (weight pre-computation):
   // rules among them never change a model's cost.
   if (weights_only) return;

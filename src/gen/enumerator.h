@@ -81,9 +81,12 @@ struct EnumStats {
   uint64_t kernel_runs = 0;  // reference kernel invocations (the rest hit the leaf memo)
   uint64_t requests = 0;     // split requests
   uint64_t redundant = 0;    // values left unread: not their own representative
+  // Graphs not emitted: an output computed from part of the graph is not its representative.
+  uint64_t unrepresentative = 0;
   EnumStats& operator+=(const EnumStats& o) {
     graphs += o.graphs;
     redundant += o.redundant;
+    unrepresentative += o.unrepresentative;
     requests += o.requests;
     states += o.states;
     kernel_runs += o.kernel_runs;
@@ -107,7 +110,8 @@ class Enumerator {
   // Records the representative of every value computed (the round of smaller graphs).
   void collect_reps(ValueReps* into) { collect_ = into; }
   // No operator reads a value that is not its own representative in `reps`; such values may
-  // still be outputs. Values not in `reps` are read freely.
+  // still be outputs, but of a graph with several outputs only when computed from all of it.
+  // Values not in `reps` are read freely.
   void read_only_reps(const ValueReps* reps) { reps_ = reps; }
 
   // Every valid first operator, in search order.

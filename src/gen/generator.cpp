@@ -331,11 +331,12 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   res.graphs = en.stats.graphs;
   res.redundant_values = en.stats.redundant;
   stage("graphs enumerated", en.stats.graphs, t0);
+  res.unrepresentative_graphs = en.stats.unrepresentative;
   if (space.minimal_reads)
     rep.info(
-        fmt::format("  ({} values of the largest graphs left unread: smaller graphs compute "
-                    "them)",
-                    en.stats.redundant));
+        fmt::format("  ({} values of the largest graphs not representatives, left unread; {} "
+                    "graphs with such a partial output left out)",
+                    en.stats.redundant, en.stats.unrepresentative));
   rep.info(fmt::format("  ({} split requests; {:.1f} MiB of graphs streamed to temporary files)",
                        en.requests.size(), static_cast<double>(en.spilled_bytes) / (1 << 20)));
 

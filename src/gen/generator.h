@@ -96,12 +96,13 @@ struct GeneratorResult {
   // Candidates that passed the re-test and were classified in a reduced form (common
   // subgraphs taken out), and those that reduced to nothing.
   uint64_t reduced_pairs = 0, vanished_pairs = 0;
-  int reduce_from_ops = 0;        // the size from which candidates were reduced (the option)
-  bool minimal_reads = false;     // Space::minimal_reads was on
-  uint64_t redundant_values = 0;  // values the largest graphs left unread (minimal_reads)
-  uint64_t too_many_vars = 0;     // rules not sent to the prover: over max_prover_vars
-  uint64_t classes = 0;           // classes up to renaming after the re-test
-  size_t parts_classified = 0;    // fingerprint ranges classified (of 256)
+  int reduce_from_ops = 0;               // the size from which candidates were reduced (the option)
+  bool minimal_reads = false;            // Space::minimal_reads was on
+  uint64_t redundant_values = 0;         // values the largest graphs left unread (minimal_reads)
+  uint64_t unrepresentative_graphs = 0;  // left out for a partial output (minimal_reads)
+  uint64_t too_many_vars = 0;            // rules not sent to the prover: over max_prover_vars
+  uint64_t classes = 0;                  // classes up to renaming after the re-test
+  size_t parts_classified = 0;           // fingerprint ranges classified (of 256)
   std::map<std::string, ProverTimes> prover_times;  // by verdict kind
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;

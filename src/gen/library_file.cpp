@@ -16,9 +16,10 @@ std::string header(const GeneratorResult& r, const LibraryInfo& info, const char
   for (auto& s : r.stages) h += fmt::format(";   {:<32} {:>12}\n", s.stage, s.count);
   if (r.minimal_reads)
     h += fmt::format(
-        "; the largest graphs read no value that a smaller graph computes ({} values left\n"
-        "; unread): a rule that needs one follows from a smaller rule and one kept here\n",
-        r.redundant_values);
+        "; the largest graphs read only representative values ({} values left unread) and\n"
+        "; have no partial output that is not one ({} graphs left out): a rule that needs one\n"
+        "; follows from a smaller rule and one kept here\n",
+        r.redundant_values, r.unrepresentative_graphs);
   return h;
 }
 

@@ -35,7 +35,9 @@ struct Space {
   uint64_t seed = 1;
   // In the round of max_ops operators, an operator reads only values that are their own
   // representative (ValueRep): no smaller graph computes them, and of the computations of
-  // that size theirs has the smallest term key. Other values may only be outputs. A rule that
+  // that size theirs has the smallest term key. Other values may only be outputs (of a graph
+  // with several outputs, only when computed from the whole graph: the other outputs of a
+  // split, the sides of multi-output rules such as merged convolutions). A rule that
   // needs one follows from a smaller rule (the value equals its representative) and one among
   // the graphs kept (Ruler's enumeration over class representatives, OOPSLA 2021).
   bool minimal_reads = false;
