@@ -133,6 +133,35 @@ TEST(GenPipeline, EveryEmittedRuleParsesAndHolds) {
     EXPECT_TRUE(again[i].proved) << parsed.rules[i].name << ": " << again[i].reason;
 }
 
+// At max_ops 4 the largest graphs read only representative values (Space::minimal_reads): far
+// fewer candidates, the same known rules, every emitted rule holds, and the library is the same
+// on any number of threads (representatives are the smallest, whichever thread saw them first).
+TEST(GenPipeline, MinimalReadsAtFourOperators) {
+  auto opts = small_options({"matmul", "transpose", "relu"}, 4, 1);
+  GeneratorResult minimal = run_generator(opts, numeric_prover(), null_reporter());
+  EXPECT_TRUE(minimal.minimal_reads);
+  EXPECT_GT(minimal.redundant_values, 0u);
+  opts.threads = 3;
+  LibraryInfo info{"test", "pool", "axioms"};
+  EXPECT_EQ(library_text(minimal, info),
+            library_text(run_generator(opts, numeric_prover(), null_reporter()), info));
+  opts.minimal_reads_from_ops = 0;
+  GeneratorResult all = run_generator(opts, numeric_prover(), null_reporter());
+  EXPECT_FALSE(all.minimal_reads);
+  EXPECT_LT(minimal.graphs, all.graphs);
+  EXPECT_LT(minimal.stages[2].count, all.stages[2].count);  // candidate pairs
+  for (const GeneratorResult* r : {&minimal, &all}) {
+    EXPECT_TRUE(has_rule(*r, {"(transpose (matmul none ?x ?y))"},
+                         {"(matmul none (transpose ?y) (transpose ?x))"}));
+    EXPECT_TRUE(has_rule(*r, {"(matmul relu ?x ?y)"}, {"(relu (matmul none ?x ?y))"}));
+  }
+  rules::RuleSet parsed =
+      rules::parse_rules(library_text(minimal, info), "generated.rules", &axioms());
+  std::vector<ProofOutcome> again = numeric_prover()(parsed.rules);
+  for (size_t i = 0; i < again.size(); ++i)
+    EXPECT_TRUE(again[i].proved) << parsed.rules[i].name << ": " << again[i].reason;
+}
+
 TEST(GenPipeline, SameLibraryOnAnyNumberOfThreads) {
   auto opts = small_options({"ewadd", "ewmul", "relu", "transpose"}, 3, 1);
   LibraryInfo info{"test", "pool", "axioms"};
