@@ -80,7 +80,9 @@ struct EnumStats {
   uint64_t states = 0;       // operator applications that survived every check
   uint64_t kernel_runs = 0;  // reference kernel invocations (the rest hit the leaf memo)
   uint64_t requests = 0;     // split requests
-  uint64_t redundant = 0;    // values left unread: not their own representative
+  // Values found not their own representative (so never read): of operators before the
+  // last, and outputs of the last operator computed from part of the graph.
+  uint64_t redundant = 0;
   // Graphs not emitted: an output computed from part of the graph is not its representative.
   uint64_t unrepresentative = 0;
   EnumStats& operator+=(const EnumStats& o) {

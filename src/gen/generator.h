@@ -98,7 +98,7 @@ struct GeneratorResult {
   uint64_t reduced_pairs = 0, vanished_pairs = 0;
   int reduce_from_ops = 0;               // the size from which candidates were reduced (the option)
   bool minimal_reads = false;            // Space::minimal_reads was on
-  uint64_t redundant_values = 0;         // values the largest graphs left unread (minimal_reads)
+  uint64_t redundant_values = 0;         // EnumStats::redundant (minimal_reads)
   uint64_t unrepresentative_graphs = 0;  // left out for a partial output (minimal_reads)
   uint64_t too_many_vars = 0;            // rules not sent to the prover: over max_prover_vars
   uint64_t classes = 0;                  // classes up to renaming after the re-test
