@@ -199,7 +199,7 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
   const auto cone_ops = static_cast<uint32_t>(std::popcount(cone));
   uint64_t terms[kMaxOutputs] = {0, 0};
   bool redundant[kMaxOutputs] = {false, false};
-  for (int o = 0; o < ap.num_out; ++o) {
+  for (int o = 0; o < ap.num_out && (collect_ || reps_); ++o) {
     uint64_t k = (uint64_t{v} << 8 | static_cast<uint64_t>(o)) * 0x9e3779b97f4a7c15ull;
     uint64_t in_hash[kMaxArity] = {0, 0};
     for (int i = 0; i < op.arity; ++i) in_hash[i] = slots_[ins[i]].hash;
