@@ -31,10 +31,11 @@ TermPtr interned(Term::Kind kind, std::string name, int64_t value) {
   };
   thread_local std::map<Key, TermPtr> cache;
   constexpr size_t kMaxCached = 4096;  // bounded: names from user files are not cached beyond
-  auto it = cache.find(Key{kind, name, value});
+  Key key{kind, std::move(name), value};
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
-  TermPtr t = make_leaf(kind, name, value);
-  if (cache.size() < kMaxCached) cache.emplace(Key{kind, std::move(name), value}, t);
+  TermPtr t = make_leaf(kind, key.name, value);
+  if (cache.size() < kMaxCached) cache.emplace(std::move(key), t);
   return t;
 }
 
