@@ -11,7 +11,7 @@ APT_PACKAGES=(
   libz3-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  libtbb-dev libxxhash-dev graphviz
+  libtbb-dev libxxhash-dev libgoogle-perftools-dev graphviz
   clang libclang-rt-14-dev   # fuzz/run_fuzz.sh (libFuzzer target of the ONNX importer)
   python3-torch python3-torchvision python3-onnx
 )

@@ -130,6 +130,26 @@ TEST(Verifier, ADeterministicResourceLimitStopsTheSolver) {
   EXPECT_TRUE(Verifier(ax, o).verify(set.rules[0]).proved());
 }
 
+// A rule whose time limit has run out before the solver starts is a timeout (the numeric
+// test still ran); proofs on the same thread before and after it are unaffected.
+TEST(Verifier, NoTimeLeftIsATimeout) {
+  rules::RuleSet ax = axioms();
+  rules::RuleSet set = rules::load_rules(kSrc + "/tests/rules/true.rules", &ax);
+  for (bool reuse : {false, true}) {
+    VerifyOptions generous = options();
+    generous.reuse_context = reuse;
+    VerifyOptions none = generous;
+    none.timeout_ms = 0;
+    Verifier g(ax, generous), v(ax, none);
+    EXPECT_TRUE(g.verify(set.rules[0]).proved());
+    RuleVerdict r = v.verify(set.rules[0]);
+    EXPECT_EQ(r.verdict, Verdict::Timeout) << r.reason;
+    EXPECT_GT(r.tested, 0u);
+    EXPECT_NE(r.reason.find("no proof within 0 ms"), std::string::npos) << r.reason;
+    EXPECT_TRUE(g.verify(set.rules[1]).proved());
+  }
+}
+
 TEST(Verifier, RejectsRulesThatNeverTypeCheck) {
   rules::RuleSet ax = axioms();
   rules::RuleSet set = rules::parse_rules(

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <exception>
+#include <mutex>
 #include <system_error>
 #include <thread>
 #include <vector>
@@ -24,6 +26,11 @@ void parallel_for(size_t n, int threads, Body&& body, Tick&& tick) {
   std::atomic<size_t> next{0}, done{0};
   std::exception_ptr error;
   std::atomic<bool> failed{false};
+  // The calling thread waits for the last worker to finish (woken once, not polling), and
+  // ticks in between.
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = threads;
   auto worker = [&](size_t t) {
     try {
       for (size_t i; !failed && (i = next.fetch_add(1)) < n;) {
@@ -33,6 +40,8 @@ void parallel_for(size_t n, int threads, Body&& body, Tick&& tick) {
     } catch (...) {
       if (!failed.exchange(true)) error = std::current_exception();
     }
+    std::lock_guard<std::mutex> lk(mu);
+    if (--running == 0) cv.notify_one();
   };
   std::vector<std::thread> pool;
   try {
@@ -43,9 +52,14 @@ void parallel_for(size_t n, int threads, Body&& body, Tick&& tick) {
     throw Error(
         fmt::format("cannot start worker thread {} of {}: {}", pool.size() + 1, threads, e.what()));
   }
-  while (!failed && done.load() < n) {
-    tick(done.load());
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  {
+    std::unique_lock<std::mutex> lk(mu);
+    while (running > 0) {
+      lk.unlock();
+      tick(done.load());
+      lk.lock();
+      cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return running == 0; });
+    }
   }
   for (auto& t : pool) t.join();
   if (error) std::rethrow_exception(error);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -11,6 +12,7 @@
 #include <thread>
 
 #include "ir/error.h"
+#include "verify/solver_watchdog.h"
 #include "verify/z3_encoding.h"
 
 namespace graphsub::verify {
@@ -27,11 +29,19 @@ double ms_since(Clock::time_point t0) {
 // solver, so the axioms are asserted and internalized once per thread, not once per rule
 // (most of a call's solver time on these small rules).
 struct Z3Session {
-  explicit Z3Session(const rules::RuleSet& ax)
+  Z3Session(const rules::RuleSet& ax, unsigned rlimit)
       : domains(ax), enc(ctx, domains), solver(ctx, z3::solver::simple()) {
     // The plain SMT core: the default solver's preprocessing tactics cost more than they save
     // on these small problems.
     for (auto& a : domains.axioms) solver.add(enc.axiom(a));
+    // Set once: setting parameters re-configures the solver (about a tenth of a small rule's
+    // solver time). No `timeout` parameter: the time limit is kept by a SolverWatchdog.
+    z3::params p(ctx);
+    // E-matching only: model-based quantifier instantiation would search for models of the
+    // (satisfiable) axioms instead of failing fast.
+    p.set("mbqi", false);
+    if (rlimit) p.set("rlimit", rlimit);
+    solver.set(p);
   }
   rules::RuleSet domains;  // own copy: the encoding refers to it
   z3::context ctx;
@@ -60,34 +70,31 @@ class SolverScope {
 std::atomic<uint64_t> next_verifier_id{1};
 
 // Checks rule `r` in a scope of the session's solver; sets the verdict and reason of `v`.
-void check_rule(Z3Session& session, const rules::Rule& r, const VerifyOptions& opts, RuleVerdict& v,
-                Clock::time_point t0) {
-  z3::context& ctx = session.ctx;
+// Returns false when the watchdog interrupted a check (the session is not to be reused).
+bool check_rule(Z3Session& session, SolverWatchdog& watchdog, const rules::Rule& r,
+                const VerifyOptions& opts, RuleVerdict& v, Clock::time_point t0) {
   Z3Encoding& enc = session.enc;
   z3::solver& s = session.solver;
   SolverScope scope(s);
-  z3::params p(ctx);
-  // E-matching only: model-based quantifier instantiation would search for models of the
-  // (satisfiable) axioms instead of failing fast.
-  p.set("mbqi", false);
-  p.set("timeout", opts.timeout_ms);
-  if (opts.rlimit) p.set("rlimit", opts.rlimit);
-  s.set(p);
   auto vars = enc.declare(r, "r!");
   s.add(enc.guard(r, vars));
   s.add(enc.well_typed(r, vars));
   v.verdict = Verdict::Proved;
+  // All outputs together within the time limit.
+  auto deadline = t0 + std::chrono::milliseconds(opts.timeout_ms);
+  bool reusable = true;
   for (size_t i = 0; i < r.source.size(); ++i) {
-    unsigned left =
-        opts.timeout_ms > ms_since(t0) ? static_cast<unsigned>(opts.timeout_ms - ms_since(t0)) : 1;
-    z3::params pi(ctx);
-    pi.set("mbqi", false);
-    pi.set("timeout", std::max(1u, left));
-    if (opts.rlimit) pi.set("rlimit", opts.rlimit);
-    s.set(pi);
     s.push();
     s.add(enc.term(r.source[i], vars) != enc.term(r.target[i], vars));
-    z3::check_result res = s.check();
+    z3::check_result res = z3::unknown;
+    // No time left (the earlier outputs used it): a timeout without a check.
+    bool out_of_time = Clock::now() >= deadline;
+    if (!out_of_time) {
+      SolverWatchdog::Watch watch(watchdog, session.ctx, deadline);
+      res = s.check();
+      out_of_time = watch.interrupted();
+      reusable = reusable && !out_of_time;
+    }
     if (res == z3::unsat) {
       s.pop();
       continue;
@@ -102,15 +109,14 @@ void check_rule(Z3Session& session, const rules::Rule& r, const VerifyOptions& o
             fmt::format(" ?{}={}", pv.name, m.eval(vars.params.at(pv.name), true).to_string());
       v.reason = fmt::format("output {}: the solver found a model where it differs{}", i, params);
     } else {
-      std::string why = s.reason_unknown();
+      std::string why = out_of_time ? "canceled" : s.reason_unknown();
       if (why.size() >= 2 && why.front() == '(' && why.back() == ')')
         why = why.substr(1, why.size() - 2);
-      bool timed_out =
-          why.find("timeout") != std::string::npos || why.find("canceled") != std::string::npos;
+      bool timed_out = out_of_time;
       // Z3 4.8 reports an exhausted rlimit as plain "unknown" (newer ones as "canceled").
-      bool out_of_resources = why.find("resource") != std::string::npos ||
-                              (opts.rlimit && (why == "unknown" || why == "canceled"));
-      if (out_of_resources) timed_out = false;
+      bool out_of_resources =
+          !out_of_time && (why.find("resource") != std::string::npos ||
+                           (opts.rlimit && (why == "unknown" || why == "canceled")));
       v.verdict = timed_out || out_of_resources ? Verdict::Timeout : Verdict::Unknown;
       v.reason =
           timed_out ? fmt::format("output {}: no proof within {} ms", i, opts.timeout_ms)
@@ -121,6 +127,7 @@ void check_rule(Z3Session& session, const rules::Rule& r, const VerifyOptions& o
     s.pop();
     break;
   }
+  return reusable;
 }
 
 }  // namespace
@@ -141,8 +148,28 @@ const char* verdict_name(Verdict v) {
   return "?";
 }
 
+// The watchdog of a verifier (and its copies), started with the first proof.
+class LazyWatchdog {
+ public:
+  SolverWatchdog& get(unsigned timeout_ms) {
+    // A few looks per time limit, at most every 50 ms.
+    std::call_once(once_, [&] {
+      w_ = std::make_unique<SolverWatchdog>(
+          std::chrono::milliseconds(std::clamp(timeout_ms / 4, 1u, 50u)));
+    });
+    return *w_;
+  }
+
+ private:
+  std::once_flag once_;
+  std::unique_ptr<SolverWatchdog> w_;
+};
+
 Verifier::Verifier(rules::RuleSet axioms, VerifyOptions opts)
-    : axioms_(std::move(axioms)), opts_(std::move(opts)), id_(next_verifier_id.fetch_add(1)) {
+    : axioms_(std::move(axioms)),
+      opts_(std::move(opts)),
+      id_(next_verifier_id.fetch_add(1)),
+      watchdog_(std::make_shared<LazyWatchdog>()) {
   axioms_.rules.clear();
 }
 
@@ -212,14 +239,18 @@ RuleVerdict Verifier::prove(const rules::Rule& r) const {
   Z3Session* session = nullptr;
   thread_local std::pair<uint64_t, std::unique_ptr<Z3Session>> kept;
   if (opts_.reuse_context) {
-    if (kept.first != id_ || !kept.second) kept = {id_, std::make_unique<Z3Session>(axioms_)};
+    if (kept.first != id_ || !kept.second)
+      kept = {id_, std::make_unique<Z3Session>(axioms_, opts_.rlimit)};
     session = kept.second.get();
   } else {
-    own = std::make_unique<Z3Session>(axioms_);
+    own = std::make_unique<Z3Session>(axioms_, opts_.rlimit);
     session = own.get();
   }
   try {
-    check_rule(*session, r, opts_, v, t0);
+    // An interrupted context may still be canceled for its next check: not reused.
+    if (!check_rule(*session, watchdog_->get(opts_.timeout_ms), r, opts_, v, t0) &&
+        opts_.reuse_context)
+      kept.second.reset();
   } catch (...) {
     // A solver left in an unknown state is not reused.
     if (opts_.reuse_context) kept.second.reset();

@@ -16,6 +16,7 @@
 //   verify::RuleVerdict r = v.verify(rule);          // one rule
 //   auto all = v.verify_all(rules.rules, reporter);   // many, in parallel
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,8 @@ struct VerifyOptions {
   uint64_t seed = 1;
 };
 
+class LazyWatchdog;
+
 class Verifier {
  public:
   // `axioms` holds the axioms and the parameter domains (specs/operators.axioms).
@@ -97,6 +100,7 @@ class Verifier {
   rules::RuleSet axioms_;
   VerifyOptions opts_;
   uint64_t id_;  // tells this verifier's per-thread Z3 contexts from others'
+  std::shared_ptr<LazyWatchdog> watchdog_;  // keeps the time limit (solver_watchdog.h)
 };
 
 }  // namespace graphsub::verify
