@@ -179,6 +179,14 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
     if (leaf) memo_.store(v, ha, hb, hashes);
   }
 
+  const auto cone = static_cast<uint8_t>(1u << depth_ | (a == kNoTensor ? 0 : slots_[a].cone) |
+                                         (b == kNoTensor ? 0 : slots_[b].cone));
+  const auto cone_ops = static_cast<uint32_t>(std::popcount(cone));
+  // Representatives looked up below: their slots start loading now (a large table).
+  const bool rep_lookup = reps_ && (!leaf || cone_ops < static_cast<uint32_t>(depth_ + 1));
+  if (rep_lookup)
+    for (int o = 0; o < ap.num_out; ++o) reps_->prefetch(hashes[o]);
+
   // Values must be new: equal to an earlier operator's output is computing it twice; equal to
   // a pool tensor makes the output terminal.
   bool terminal[kMaxOutputs] = {false, false};
@@ -194,9 +202,6 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
 
   bool weight_only = true;
   for (int i = 0; i < op.arity; ++i) weight_only = weight_only && slots_[ins[i]].weight_only;
-  auto cone = static_cast<uint8_t>(1u << depth_);
-  for (int i = 0; i < op.arity; ++i) cone |= slots_[ins[i]].cone;
-  const auto cone_ops = static_cast<uint32_t>(std::popcount(cone));
   uint64_t terms[kMaxOutputs] = {0, 0};
   bool redundant[kMaxOutputs] = {false, false};
   for (int o = 0; o < ap.num_out && (collect_ || reps_); ++o) {
@@ -211,7 +216,7 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
     if (collect_) keep_smaller_rep(*collect_, hashes[o], here);
     // Values of the last operator are never read; they are looked up only where they must be
     // representatives too: outputs that are not computed from the whole graph (emit).
-    if (reps_ && (!leaf || cone_ops < static_cast<uint32_t>(depth_ + 1))) {
+    if (rep_lookup) {
       const ValueRep* r = reps_->find(hashes[o]);
       redundant[o] = r && (r->ops != here.ops || r->term != here.term);
       stats_.redundant += redundant[o];
