@@ -99,11 +99,13 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "no limit)");
   cmd->add_option("-o,--output", out, "rule library to write")->required();
   cmd->callback([&flags] {
-    // Each verifier call builds and frees a fresh Z3 context (tens of MiB). With glibc's
-    // default 128 KiB top pad the heap is grown and trimmed back on every call, and the page
-    // faults cost several times the proof itself (measured: 237 rules on one thread, 15 s with
-    // the default, 1.5 s with this pad; docs/benchmarks.md, Generator). Untouched pad pages
-    // are not resident, so peak memory does not grow.
+    // For builds on glibc's allocator (GRAPHSUB_TCMALLOC=OFF; the default build links
+    // tcmalloc, where this does nothing): a verifier call without a kept context builds and
+    // frees a fresh Z3 context (tens of MiB). With glibc's default 128 KiB top pad the heap is
+    // grown and trimmed back on every call, and the page faults cost several times the proof
+    // itself (measured: 237 rules on one thread, 15 s with the default, 1.5 s with this pad;
+    // docs/benchmarks.md, Generator). Untouched pad pages are not resident, so peak memory
+    // does not grow.
     mallopt(M_TOP_PAD, 256 << 20);
     int t =
         threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
