@@ -59,14 +59,6 @@ struct Item {
   int level = 0;
 };
 
-uint64_t mix(uint64_t x) {  // splitmix64's finalizer
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // True when the parameter term `t` holds the value `v`.
 bool holds_value(const Term& t, const AxiomParam& v) {
   if (auto* i = std::get_if<int64_t>(&v)) return t.kind == Term::Kind::Int && t.value == *i;
@@ -84,7 +76,7 @@ void add_summary(const Term& t, const std::string& d, const AxiomParam& v, uint6
   if (t.kind != Term::Kind::App) return;
   const rules::AxiomOp* op = rules::find_axiom_op(t.name);
   size_t np = op ? op->num_params() : 0;
-  uint64_t h = mix(hash_str(t.name) + t.args.size());
+  uint64_t h = mix64(hash_str(t.name) + t.args.size());
   for (size_t i = 0; i < t.args.size(); ++i) {
     const Term& a = *t.args[i];
     if (i >= np) {
@@ -97,10 +89,10 @@ void add_summary(const Term& t, const std::string& d, const AxiomParam& v, uint6
     else if ((*op->params)[i] == d && holds_value(a, v))
       ah = var;
     else
-      ah = a.kind == Term::Kind::Int ? mix(static_cast<uint64_t>(a.value)) : hash_str(a.name);
-    h = mix(h ^ (ah + i));
+      ah = a.kind == Term::Kind::Int ? mix64(static_cast<uint64_t>(a.value)) : hash_str(a.name);
+    h = mix64(h ^ (ah + i));
   }
-  sum += mix(h);
+  sum += mix64(h);
 }
 
 // A summary of lift_value(e, d, v) that canonicalizing does not change (a sum over the
@@ -110,7 +102,7 @@ void add_summary(const Term& t, const std::string& d, const AxiomParam& v, uint6
 // are not canonicalized (the expensive part).
 uint64_t lift_summary(const Equality& e, const std::string& d, const AxiomParam& v) {
   uint64_t var = hash_str(std::string(kParamVarPrefix) + d);  // the name lift_value gives it
-  uint64_t sum = mix(e.lhs.size());
+  uint64_t sum = mix64(e.lhs.size());
   for (auto& t : e.lhs) add_summary(*t, d, v, var, sum);
   for (auto& t : e.rhs) add_summary(*t, d, v, var, sum);
   return sum;

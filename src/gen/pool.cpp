@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/error.h"
+#include "ir/hash.h"
 
 namespace graphsub::gen {
 
@@ -97,16 +98,9 @@ std::string pool_str(const std::vector<PoolTensor>& pool) {
 }
 
 namespace {
-uint64_t splitmix(uint64_t& s) {
-  s += 0x9E3779B97F4A7C15ull;
-  uint64_t z = s;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 uint64_t stream_seed(uint64_t seed, size_t index, uint64_t salt) {
   uint64_t s = seed ^ (0xD6E8FEB86659FD93ull * (index + 1)) ^ salt;
-  splitmix(s);
+  splitmix64(s);
   return s;
 }
 }  // namespace
@@ -114,7 +108,7 @@ uint64_t stream_seed(uint64_t seed, size_t index, uint64_t salt) {
 std::vector<uint32_t> pool_values_u32(uint64_t seed, size_t index, int64_t n) {
   uint64_t s = stream_seed(seed, index, 0x5555);
   std::vector<uint32_t> v(static_cast<size_t>(n));
-  for (auto& x : v) x = static_cast<uint32_t>(splitmix(s) >> 32);
+  for (auto& x : v) x = static_cast<uint32_t>(splitmix64(s) >> 32);
   return v;
 }
 
@@ -122,7 +116,7 @@ std::vector<float> pool_values_f32(uint64_t seed, size_t index, int64_t n) {
   uint64_t s = stream_seed(seed, index, 0xAAAA);
   std::vector<float> v(static_cast<size_t>(n));
   for (auto& x : v)
-    x = static_cast<float>(static_cast<double>(splitmix(s) >> 11) * 0x1.0p-52 - 1.0);
+    x = static_cast<float>(static_cast<double>(splitmix64(s) >> 11) * 0x1.0p-52 - 1.0);
   return v;
 }
 

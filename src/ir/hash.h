@@ -27,6 +27,18 @@ class Hasher {
 
 uint64_t hash_bytes(const void* data, size_t n);
 
+// splitmix64's finalizer: a fast, portable mix of 64 bits (a bijection).
+inline uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+// One step of the splitmix64 generator: advances `state`, returns the next number (the same
+// sequence on every platform, unlike the standard library's distributions).
+inline uint64_t splitmix64(uint64_t& state) {
+  return mix64(state += 0x9E3779B97F4A7C15ull);
+}
+
 // One node's canonical hash from the hashes `h` of its producers (indexed by node id).
 uint64_t node_hash(const Graph& g, NodeId id, const std::vector<uint64_t>& h);
 // node_hashes()[id] for every alive node (0 for holes).

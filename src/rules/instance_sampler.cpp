@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ir/hash.h"
 #include "rules/axiom_ops.h"
 #include "rules/conditions.h"
 #include "rules/instances.h"
@@ -22,15 +23,6 @@
 
 namespace graphsub::rules {
 namespace {
-
-// splitmix64: a small, portable generator (std::shuffle's algorithm is not specified, and
-// the samples must be the same on every platform).
-uint64_t mix(uint64_t& s) {
-  uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // Bindings one search may try before the bottom-up enumeration takes over: a rule that
 // type-checks at all usually gives an instance within a few dozen.
@@ -127,7 +119,8 @@ class Sampler {
       auto& p = perms_[l];
       p.resize(vars_[static_cast<size_t>(order_[l])].ids.size());
       for (size_t k = 0; k < p.size(); ++k) p[k] = static_cast<int16_t>(k);
-      for (size_t k = p.size(); k > 1; --k) std::swap(p[k - 1], p[mix(seed) % k]);
+      // Not std::shuffle, whose algorithm is not specified: the samples are the same everywhere.
+      for (size_t k = p.size(); k > 1; --k) std::swap(p[k - 1], p[splitmix64(seed) % k]);
     }
     try {
       return dfs(0) ? Outcome::Found : Outcome::None;
