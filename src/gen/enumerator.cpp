@@ -30,11 +30,16 @@ Enumerator::Enumerator(const Space& s, int min_emit_ops, const FingerprintSet* p
     live_.push_back(static_cast<TensorId>(i));
   }
   uses_.assign(p_, 0);
-  class_pred_.assign(p_, -1);
-  for (size_t i = 0; i < p_; ++i)
+  // The prefix rule keeps one renaming of each graph; with more pool tensors than a mask
+  // holds it is left off (graphs are then also enumerated in their renamed forms).
+  // The first operator comes from a planner without the rule; a graph of one operator is
+  // kept whole.
+  prefix_variables_ = prefix_variables_ && p_ <= 64 && s.max_ops > 1;
+  class_pred_mask_.assign(p_, 0);
+  for (size_t i = 0; i < p_ && prefix_variables_; ++i)
     for (size_t j = 0; j < i; ++j)
       if (s.pool[j].shape == s.pool[i].shape && s.pool[j].role == s.pool[i].role)
-        class_pred_[i] = static_cast<int>(j);
+        class_pred_mask_[i] = uint64_t{1} << j;
   const size_t nv = s.variants.size();
   const_ok_.assign(nv * kMaxArity * nv, 0);
   for (size_t r = 0; r < nv; ++r)
@@ -68,30 +73,69 @@ template <class Visit>
 void Enumerator::for_each_application(Visit&& visit) {
   // How many components the next operator must join so that the graph can still become
   // connected: 0 (anything goes), 1 (it must read an operator output) or 2 (outputs of two
-  // different components, so it must be binary).
-  int need = num_comps_[depth_] - (s_.max_ops - depth_ - 1);
-  size_t first_op_tensor = p_;  // live_[p_..] are operator outputs
+  // different components, so it must be binary). More cannot be joined by one operator.
+  const int need = num_comps_[depth_] - (s_.max_ops - depth_ - 1);
+  if (need > 2) return;
+  const size_t first_op_tensor = p_;  // live_[p_..] are operator outputs, by producer
+  const size_t n_live = live_.size();
+  // Canonical order: the key of the new operator must exceed the keys of every operator
+  // placed after the last one it reads. order[j] is one more than the largest key from
+  // operator j on (0: none), so reading tensors whose last producer is k needs
+  // order[k + 1] <= key. Most applications fail this or the other cheap tests below; they
+  // are skipped here, before any table lookup.
+  const auto& order = order_bound_[depth_];
+  const auto& comp = comp_[depth_];
+  auto producer = [&](TensorId t) { return static_cast<int>(slots_[t].producer); };
+  // The first index of live_ produced after operator k (pool tensors count as operator -1).
+  auto live_after = [&](int k) { return k + 1 < depth_ ? live_start_[k + 1] : n_live; };
+  // Pool tensors as a prefix of their class, for the last operator (prefix_variables).
+  const bool prefix = prefix_variables_ && depth_ + 1 == s_.max_ops;
+  uint64_t preds_used = 0;  // class predecessors of the pool tensors read so far
+  if (prefix)
+    for (uint64_t m = used_pool_; m; m &= m - 1)
+      preds_used |= class_pred_mask_[static_cast<size_t>(std::countr_zero(m))];
+  auto pool_bit = [&](TensorId t) { return t < p_ ? uint64_t{1} << t : 0; };
+  auto pool_pred = [&](TensorId t) { return t < p_ ? class_pred_mask_[t] : 0; };
+  auto prefix_ok = [&](TensorId a, TensorId b) {
+    if (!prefix) return true;
+    uint64_t used = used_pool_ | pool_bit(a) | pool_bit(b);
+    return ((preds_used | pool_pred(a) | pool_pred(b)) & ~used) == 0;
+  };
+
   const size_t nv = s_.variants.size();
   for (size_t v = 0; v < nv; ++v) {
     const GenOp& op = s_.variants[v];
     auto vid = static_cast<uint16_t>(v);
+    const uint32_t vkey = uint32_t{vid} << 16;
     if (op.alias_of >= 0) continue;
     if (op.arity == 0) {
-      if (need <= 0) visit(vid, kNoTensor, kNoTensor);
+      if (need <= 0 && order[0] <= (vkey | 0xFFFFu) && prefix_ok(kNoTensor, kNoTensor))
+        visit(vid, kNoTensor, kNoTensor);
     } else if (op.arity == 1) {
       if (need > 1) continue;
-      for (size_t i = need > 0 ? first_op_tensor : 0; i < live_.size(); ++i)
-        if (readable(live_[i], vid, 0)) visit(vid, live_[i], kNoTensor);
+      for (size_t i = need > 0 ? first_op_tensor : 0; i < n_live; ++i) {
+        TensorId a = live_[i];
+        if (order[producer(a) + 1] > (vkey | uint32_t{a} << 8 | kNoTensor)) continue;
+        if (readable(a, vid, 0) && prefix_ok(a, kNoTensor)) visit(vid, a, kNoTensor);
+      }
     } else {
-      for (size_t i = 0; i < live_.size(); ++i) {
+      for (size_t i = need > 1 ? first_op_tensor : 0; i < n_live; ++i) {
         TensorId a = live_[i];
         if (!readable(a, vid, 0)) continue;
+        const int pa = producer(a);
         size_t j0 = op.commutative ? i + 1 : 0;
-        // With a pool tensor first, the second operand must be an operator output.
-        if (need > 0 && i < first_op_tensor) j0 = std::max(j0, first_op_tensor);
-        for (size_t j = j0; j < live_.size(); ++j) {
+        // With a pool tensor first, the second operand must be an operator output; to join
+        // two components, both must be.
+        if (need > 1 || (need > 0 && i < first_op_tensor)) j0 = std::max(j0, first_op_tensor);
+        // Second operands produced no later than `a` share its order bound: when even the
+        // largest key of this variant and `a` is below it, only later ones can follow.
+        if (order[pa + 1] > (vkey | uint32_t{a} << 8 | 0xFFu)) j0 = std::max(j0, live_after(pa));
+        for (size_t j = j0; j < n_live; ++j) {
           TensorId b = live_[j];
-          if (b == a || !readable(b, vid, 1)) continue;
+          const int pb = producer(b);
+          if (order[std::max(pa, pb) + 1] > (vkey | uint32_t{a} << 8 | b)) continue;
+          if (need > 1 && comp[pa] == comp[pb]) continue;
+          if (b == a || !readable(b, vid, 1) || !prefix_ok(a, b)) continue;
           visit(vid, a, b);
         }
       }
@@ -99,36 +143,23 @@ void Enumerator::for_each_application(Visit&& visit) {
   }
 }
 
-// Checks on the last operator that need no values: outputs not all computed from weights,
-// and (with prefix_variables) pool tensors used as a prefix of each class.
+// Checks on the last operator that need no values: outputs not all computed from weights.
+// (The order of operators, joining components and the prefix of pool tensors are checked by
+// for_each_application, which proposes every operator pushed after the first.)
 bool Enumerator::leaf_admissible(const GenOp& op, const TensorId* ins) const {
-  bool reads[2 * kMaxOps + 64] = {};
-  for (int i = 0; i < op.arity; ++i) reads[ins[i]] = true;
   bool out_weights = true;
   for (int i = 0; i < op.arity; ++i) out_weights = out_weights && slots_[ins[i]].weight_only;
   for (size_t i = p_; out_weights && i < live_.size(); ++i) {
     TensorId t = live_[i];
-    if (!readers_[t] && !reads[t]) out_weights = slots_[t].weight_only;
+    if (!readers_[t] && t != ins[0] && t != ins[1]) out_weights = slots_[t].weight_only;
   }
-  if (out_weights) return false;
-  if (!prefix_variables_) return true;
-  for (size_t t = 0; t < p_; ++t) {
-    if (!uses_[t] && !reads[t]) continue;
-    int q = class_pred_[t];
-    if (q >= 0 && !uses_[static_cast<size_t>(q)] && !reads[q]) return false;
-  }
-  return true;
+  return !out_weights;
 }
 
 bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
   const GenOp& op = s_.variants[v];
-  // Canonical order: every operator after the last one read must be smaller.
-  uint32_t key = uint32_t{v} << 16 | uint32_t{a} << 8 | b;
-  int last_dep = -1;
-  if (a != kNoTensor) last_dep = std::max(last_dep, static_cast<int>(slots_[a].producer));
-  if (b != kNoTensor) last_dep = std::max(last_dep, static_cast<int>(slots_[b].producer));
-  for (int k = last_dep + 1; k < depth_; ++k)
-    if (keys_[k] >= key) return false;
+  // The canonical order was checked by for_each_application (the first operator has none).
+  const uint32_t key = uint32_t{v} << 16 | uint32_t{a} << 8 | b;
 
   TensorId ins[kMaxArity] = {a, b};
   // Components of the operator graph: the new operator joins those of the operators it reads.
@@ -240,7 +271,8 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
   }
   for (int i = 0; i < op.arity; ++i) {
     ++readers_[ins[i]];
-    if (ins[i] < p_) ++uses_[ins[i]];
+    if (ins[i] < p_ && uses_[ins[i]]++ == 0 && prefix_variables_)
+      used_pool_ |= uint64_t{1} << ins[i];
   }
   for (int k = 0; k < depth_; ++k)
     if (comp[k] == joined[0] || comp[k] == joined[1]) comp[k] = static_cast<int8_t>(depth_);
@@ -249,7 +281,10 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
   num_comps_[depth_ + 1] = comps;
 
   ops_[depth_] = GraphOp{v, {a, b}};
-  keys_[depth_] = key;
+  auto& order = order_bound_[depth_ + 1];
+  for (int k = 0; k <= depth_; ++k) order[k] = std::max(order_bound_[depth_][k], key + 1);
+  order[depth_ + 1] = 0;
+  live_start_[depth_] = live_.size();
   ++depth_;
   for (int o = 0; o < ap.num_out; ++o) live_.push_back(op_output_id(p_, depth_ - 1, o));
   ++stats_.states;
@@ -262,7 +297,7 @@ void Enumerator::pop() {
   for (int i = 0; i < op.arity; ++i) {
     TensorId t = ops_[depth_].in[static_cast<size_t>(i)];
     --readers_[t];
-    if (t < p_) --uses_[t];
+    if (t < p_ && --uses_[t] == 0 && prefix_variables_) used_pool_ &= ~(uint64_t{1} << t);
   }
   live_.resize(live_.size() - static_cast<size_t>(op.num_outputs));
 }

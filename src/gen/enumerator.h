@@ -154,13 +154,17 @@ class Enumerator {
   std::vector<Slot> slots_;
   std::vector<uint8_t> readers_;
   std::vector<TensorId> live_;
-  std::vector<uint8_t> const_ok_;  // [reader variant][slot][constant variant]
-  std::vector<int> class_pred_;    // previous pool tensor of the same class, or -1
-  std::vector<uint8_t> uses_;      // reads of each pool tensor
+  std::vector<uint8_t> const_ok_;          // [reader variant][slot][constant variant]
+  std::vector<uint64_t> class_pred_mask_;  // previous pool tensor of the same class, as a bit
+  std::vector<uint8_t> uses_;              // reads of each pool tensor
+  uint64_t used_pool_ = 0;                 // pool tensors read, as bits (with prefix_variables)
   bool prefix_variables_;
   int depth_ = 0;
   std::array<GraphOp, kMaxOps> ops_{};
-  std::array<uint32_t, kMaxOps> keys_{};
+  // order_bound_[d][j]: one more than the largest key (variant, inputs) of operators j..d-1
+  // of a graph of d operators, 0 for none (for_each_application).
+  std::array<std::array<uint32_t, kMaxOps + 2>, kMaxOps + 1> order_bound_{};
+  std::array<size_t, kMaxOps> live_start_{};  // index in live_ of each operator's first output
   std::array<std::array<int8_t, kMaxOps>, kMaxOps + 1> comp_{};
   std::array<int, kMaxOps + 1> num_comps_{};
   std::array<std::array<std::vector<uint32_t>, kMaxOutputs>, kMaxOps> arena_;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "ir/error.h"
@@ -24,10 +25,26 @@ TypeId TypeTable::intern(const TensorType& t) {
 }
 
 const Applied& Evaluator::apply(uint32_t v, std::span<const TypeId> in) {
-  uint64_t key = v + 1;  // never 0
-  for (size_t i = 0; i < kMaxArity; ++i) key = key << 16 | (i < in.size() ? in[i] : 0xFFFFu);
-  if (const uint32_t* idx = index_.find(key)) return applied_[*idx];
+  static_assert(kMaxArity == 2, "the index has one row per variant and first input type");
+  const uint64_t row_key = (uint64_t{v} + 1) << 16 | (in.empty() ? 0xFFFFu : in[0]);  // never 0
+  const size_t col = in.size() > 1 ? size_t{in[1]} + 1 : 0;
+  const uint32_t* row_idx = rows_.find(row_key);
+  if (!row_idx) {
+    rows_.insert(row_key, static_cast<uint32_t>(row_data_.size()));
+    row_data_.emplace_back();
+    row_idx = rows_.find(row_key);
+  }
+  std::vector<uint32_t>& row = row_data_[*row_idx];
+  if (col < row.size() && row[col] != 0) return applied_[row[col] - 1];
+  const Applied& a = resolve(v, in);
+  // resolve may add rows (aliases resolve lower variants), so the row is looked up again.
+  std::vector<uint32_t>& r = row_data_[*rows_.find(row_key)];
+  if (col >= r.size()) r.resize(std::max(col + 1, 2 * r.size()), 0);
+  r[col] = static_cast<uint32_t>(applied_.size());  // a is applied_.back()
+  return a;
+}
 
+const Applied& Evaluator::resolve(uint32_t v, std::span<const TypeId> in) {
   const GenOp& op = variants_[v];
   Applied a;
   for (TypeId t : in) a.in_types.push_back(types_.type(t));
@@ -65,7 +82,6 @@ const Applied& Evaluator::apply(uint32_t v, std::span<const TypeId> in) {
           break;
         }
       }
-  index_.insert(key, static_cast<uint32_t>(applied_.size()));
   applied_.push_back(std::move(a));
   return applied_.back();
 }

@@ -63,8 +63,15 @@ class Evaluator {
  private:
   const std::vector<GenOp>& variants_;
   bool alt_;
+  const Applied& resolve(uint32_t v, std::span<const TypeId> in);
+
   TypeTable types_;
-  FlatMap64 index_;
+  // Resolved applications by (variant, first input type): a row indexed by the second input
+  // type + 1 (0 for fewer inputs), holding index + 1 into applied_ (0: not resolved yet). The
+  // enumerator tries one variant and first input against every second input in turn, so its
+  // lookups walk along one short row instead of missing the caches in a large hash table.
+  FlatMap64 rows_;
+  std::deque<std::vector<uint32_t>> row_data_;
   std::deque<Applied> applied_;
 };
 
