@@ -161,6 +161,36 @@ TEST(GenEnumerator, IncrementalFingerprintsMatchEvaluationFromScratch) {
   EXPECT_GT(checked, 50u);
 }
 
+// The re-test's float values come from a memo of subterms; they must be the values computed
+// from scratch, on a hit, on a miss, and when the memo keeps starting over.
+TEST(GenEnumerator, FloatValuesFromTheMemoEqualThoseComputedFromScratch) {
+  Space s = make_test_space({"ewmul", "smul", "concat", "split", "relu", "transpose", "matmul"},
+                            {{"x1", {2, 4}, Role::Data},
+                             {"x2", {2, 4}, Role::Data},
+                             {"w1", {4, 4}, Role::Weight},
+                             {"s1", {}, Role::Scalar}},
+                            3);
+  GraphEvaluator scratch(s, true), memo(s, true), tiny(s, true, 5);
+  size_t checked = 0;
+  for (auto& r : enumerate_all(s)) {
+    if (r.g.num_ops == 0) continue;
+    EvaluatedGraph want = scratch.evaluate(r.g, true, true);  // floats without the memo
+    for (int round = 0; round < 2; ++round) {  // the second round finds every subterm
+      for (GraphEvaluator* ev : {&memo, &tiny}) {
+        EvaluatedGraph got = ev->evaluate(r.g, true, false);
+        ASSERT_EQ(got.ok, want.ok) << graph_str(s, r.g);
+        EXPECT_EQ(got.outputs, want.outputs) << graph_str(s, r.g);
+        EXPECT_EQ(got.output_f32, want.output_f32) << graph_str(s, r.g);
+        EXPECT_EQ(got.all_hashes.size(), want.all_hashes.size()) << graph_str(s, r.g);
+      }
+      EXPECT_LE(tiny.float_memo().size(), 5u);
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 1000u);
+  EXPECT_GT(memo.float_memo().size(), 100u);
+}
+
 TEST(GenEnumerator, CombinationOfOutputHashesIgnoresOrder) {
   std::vector<uint64_t> a{1, 99, 7}, b{7, 1, 99};
   EXPECT_EQ(combine_output_hashes(a), combine_output_hashes(b));

@@ -7,6 +7,7 @@
 
 #include "gen/compact_graph.h"
 #include "gen/evaluator.h"
+#include "gen/float_memo.h"
 
 namespace graphsub::gen {
 
@@ -21,11 +22,14 @@ struct EvaluatedGraph {
 class GraphEvaluator {
  public:
   // `alt`: on the re-test pool (other sizes, other values) instead of the fingerprint pool.
-  explicit GraphEvaluator(const Space& s, bool alt = false);
+  // `memo_terms`: subterms the float memo holds before it starts over.
+  explicit GraphEvaluator(const Space& s, bool alt = false,
+                          size_t memo_terms = FloatMemo::kDefaultTerms);
   // Without `exact` (float values wanted only: the re-test) the wrap-around integer values
-  // are not computed and every hash is 0.
+  // are not computed and every hash is 0; subterms' float values then come from a memo.
   EvaluatedGraph evaluate(const CompactGraph& g, bool with_float, bool exact = true);
   Evaluator& evaluator() { return ev_; }
+  const FloatMemo& float_memo() const { return memo_; }
   // Exact value hash of a pool tensor, and its float values.
   uint64_t pool_hash(size_t p) const { return pool_hashes_[p]; }
   const std::vector<float>& pool_f32(size_t p) const {
@@ -33,11 +37,18 @@ class GraphEvaluator {
   }
 
  private:
+  EvaluatedGraph evaluate_float(const CompactGraph& g);
+
   const Space& s_;
   bool alt_;
   Evaluator ev_;
   std::vector<TypeId> pool_types_;
   std::vector<uint64_t> pool_hashes_;
+  FloatMemo memo_;
+  // Scratch of evaluate_float, by tensor id.
+  std::vector<TypeId> types_;
+  std::vector<const float*> values_;
+  std::vector<uint32_t> terms_;
 };
 
 }  // namespace graphsub::gen
