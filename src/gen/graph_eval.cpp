@@ -4,6 +4,14 @@
 
 namespace graphsub::gen {
 
+namespace {
+// False for a malformed graph: operator k reads a tensor that is neither a pool tensor nor
+// an output of an earlier operator.
+bool computed_before(size_t p, TensorId t, int k) {
+  return t < p + 2 * kMaxOps && (t < p || producer_of(p, t) < k);
+}
+}  // namespace
+
 GraphEvaluator::GraphEvaluator(const Space& s, bool alt, size_t memo_terms)
     : s_(s),
       alt_(alt),
@@ -42,7 +50,7 @@ EvaluatedGraph GraphEvaluator::evaluate(const CompactGraph& g, bool with_float, 
     const float* in_f[kMaxArity];
     for (int i = 0; i < op.arity; ++i) {
       TensorId t = gop.in[i];
-      if (t >= n || (t >= p && producer_of(p, t) >= k)) return r;  // malformed
+      if (!computed_before(p, t, k)) return r;
       in_t[i] = types[t];
       in_u[i] = u_ptr[t];
       in_f[i] = f_ptr[t];
@@ -121,7 +129,7 @@ EvaluatedGraph GraphEvaluator::evaluate_float(const CompactGraph& g) {
     bool known = true;  // every input a memoized term (or a pool tensor)
     for (int i = 0; i < op.arity; ++i) {
       TensorId t = gop.in[i];
-      if (t >= n || (t >= p && producer_of(p, t) >= k)) return r;  // malformed
+      if (!computed_before(p, t, k)) return r;
       in_t[i] = types_[t];
       in_f[i] = values_[t];
       in_term[i] = terms_[t];
