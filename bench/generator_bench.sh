@@ -7,7 +7,7 @@
 # size, each under `ulimit -v 8388608` (the issue's 8 GiB bound) and /usr/bin/time, and prints
 # per run: the stage table graphsub prints, wall and processor time, peak resident memory,
 # and whether the library is byte-identical to the first run's (apart from the -o path in
-# its header). N = 3 takes about 20 s on two idle cores, N = 4 about 15 minutes. Prints the
+# its header). N = 3 takes about 12 s on two idle cores, N = 4 about 8 to 9 minutes. Prints the
 # machine and date first. Needs a Release build in build/ (BUILD_DIR to change).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -14,16 +14,20 @@ namespace graphsub::gen {
 
 class LeafMemo {
  public:
-  explicit LeafMemo(size_t log2_entries = 18) : table_(size_t{1} << log2_entries) {}
+  // The table (10 MiB by default) is allocated at the first store: planners and rounds that
+  // never reach a last operator do not pay for it.
+  explicit LeafMemo(size_t log2_entries = 18) : entries_(size_t{1} << log2_entries) {}
 
   // True and the output hashes when (variant, input hashes) is known.
   bool find(uint32_t v, uint64_t ha, uint64_t hb, std::array<uint64_t, kMaxOutputs>& out) const {
+    if (table_.empty()) return false;
     const Entry& e = table_[slot(v, ha, hb)];
     if (!e.used || e.v != v || e.ha != ha || e.hb != hb) return false;
     out = e.out;
     return true;
   }
   void store(uint32_t v, uint64_t ha, uint64_t hb, const std::array<uint64_t, kMaxOutputs>& out) {
+    if (table_.empty()) table_.resize(entries_);
     table_[slot(v, ha, hb)] = Entry{ha, hb, out, v, true};
   }
 
@@ -38,8 +42,9 @@ class LeafMemo {
     uint64_t k =
         ha * 0x9E3779B97F4A7C15ull ^ (hb + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^ v;
     k ^= k >> 29;
-    return static_cast<size_t>(k) & (table_.size() - 1);
+    return static_cast<size_t>(k) & (entries_ - 1);
   }
+  size_t entries_;
   std::vector<Entry> table_;
 };
 
