@@ -278,6 +278,34 @@ TEST(OptStructural, ConvAddFusionLeavesAnActivationWhoseSumIsReadElsewhere) {
   expect_equivalent(g, f);
 }
 
+// merge-duplicates: one application merges every operator equal to an earlier one (same
+// operator, attributes and inputs), following chains, and keeps both graph outputs; equal
+// operators with other attributes or other inputs stay.
+TEST(OptStructural, MergesDuplicateOperatorsAndTheirChains) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 4});
+  auto w = b.weight("w", {4, 4}), w2 = b.weight("w2", {4, 4});
+  auto a1 = b.matmul(x, w), a2 = b.matmul(x, w), other = b.matmul(x, w2);
+  b.output("y", b.ewadd(b.relu(a1), b.relu(a2)));  // relu(a2) is a duplicate once a2 is a1
+  b.output("z", b.tanh(a2));
+  b.output("d", b.relu(x));
+  b.output("e", b.relu(x));  // two outputs of equal values, both kept
+  b.output("c0", b.concat(0, {other, x}));
+  b.output("c1", b.concat(1, {other, x}));
+  Graph g = b.finish();
+  auto cands = apply(*make_merge_duplicates(), g);
+  ASSERT_EQ(cands.size(), 1u);
+  const Graph& m = cands[0].graph;
+  EXPECT_EQ(count_op(m, "matmul"), 2u);  // x.w once, x.w2
+  EXPECT_EQ(count_op(m, "relu"), 2u);    // relu(x.w), relu(x)
+  EXPECT_EQ(count_op(m, "concat"), 2u);  // axes differ: not merged
+  EXPECT_EQ(m.outputs().size(), g.outputs().size());
+  EXPECT_EQ(cands[0].where, "3 duplicate operators (matmul x1, relu x2)");
+  expect_equivalent(g, m);
+  // Nothing left to merge.
+  EXPECT_TRUE(apply(*make_merge_duplicates(), m).empty());
+}
+
 TEST(OptStructural, PrecomputeFoldsWeightExpressionsOnly) {
   GraphBuilder b;
   auto x = b.input("x", {1, 2, 5, 5});

@@ -36,6 +36,7 @@ std::vector<std::unique_ptr<Transform>> structural_transforms() {
   t.push_back(make_merge_group_convs());
   t.push_back(make_concat_of_split());
   t.push_back(make_fuse_conv_add());
+  t.push_back(make_merge_duplicates());
   return t;
 }
 

@@ -10,6 +10,7 @@
 //   merge-group-convs        conv with g groups -> conv with g/2 groups (block-diagonal weight)
 //   concat-of-split          concat(split(x)) of all parts in order -> x
 //   fuse-conv-add            ewadd(conv(x, w), y) [-> act]   -> conv_add(x, w, y, act)
+//   merge-duplicates         op(x..), op(x..) with equal attributes -> one op(x..) read by both
 // The new weight expressions (enlarge, concat, the folded scale) read only weights, so they
 // cost nothing and are computed ahead of run time (precompute.h).
 #include <memory>
@@ -25,6 +26,7 @@ std::unique_ptr<Transform> make_merge_convs();
 std::unique_ptr<Transform> make_merge_group_convs();
 std::unique_ptr<Transform> make_concat_of_split();
 std::unique_ptr<Transform> make_fuse_conv_add();
+std::unique_ptr<Transform> make_merge_duplicates();
 
 // All of the above, in the order listed.
 std::vector<std::unique_ptr<Transform>> structural_transforms();

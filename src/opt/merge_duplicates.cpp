@@ -1,0 +1,72 @@
+// merge-duplicates: two operators of the same kind, with equal attributes, reading the same
+// tensors compute the same values (every operator here is a function of its inputs; opaque
+// ONNX operators, whose semantics are unknown, are left alone). The readers of the later one
+// read the earlier one's outputs instead, and the later one is dropped. One application
+// merges every such pair, following chains: once two nodes are one, their readers may be
+// duplicates too. NasNet-A, after TASO's model, averages `prev` twice in every normal cell.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "opt/builtin_transform.h"
+#include "opt/rewrite.h"
+#include "opt/structural_rules.h"
+
+namespace graphsub::opt {
+namespace {
+
+class MergeDuplicates : public BuiltinTransform {
+ public:
+  MergeDuplicates() : BuiltinTransform("merge-duplicates") {}
+
+  void apply(const GraphIndex& ix, const EmitFn& emit) const override {
+    const Graph& g = ix.graph();
+    std::map<TensorRef, TensorRef> rep;  // a merged tensor -> the one that stays
+    auto rep_of = [&](TensorRef t) {
+      auto it = rep.find(t);
+      return it == rep.end() ? t : it->second;
+    };
+    // Kept operators by (operator, inputs after merging), in topological order.
+    std::map<std::pair<const OpDef*, std::vector<TensorRef>>, std::vector<NodeId>> kept;
+    std::vector<Replacement> replacements;
+    std::map<std::string, size_t> merged;  // by operator, for the report
+    for (NodeId id : g.topo_order()) {
+      const Node& n = g.node(id);
+      if (n.is_source() || n.op->name == "opaque") continue;
+      std::vector<TensorRef> ins;
+      for (TensorRef t : n.inputs) ins.push_back(rep_of(t));
+      std::vector<NodeId>& same = kept[{n.op, std::move(ins)}];
+      const NodeId* twin = nullptr;
+      for (const NodeId& k : same)
+        if (g.node(k).attrs == n.attrs && g.node(k).outputs == n.outputs) twin = &k;
+      if (!twin) {
+        same.push_back(id);
+        continue;
+      }
+      for (uint32_t o = 0; o < n.outputs.size(); ++o) {
+        rep[{id, o}] = {*twin, o};
+        replacements.push_back({{id, o}, {*twin, o}});
+      }
+      ++merged[n.op->name];
+    }
+    if (replacements.empty()) return;
+    std::vector<std::string> parts;
+    size_t total = 0;
+    for (auto& [op, count] : merged) {
+      parts.push_back(fmt::format("{} x{}", op, count));
+      total += count;
+    }
+    std::optional<Graph> out = Rewrite(g).finish(replacements);
+    if (out)
+      emit({std::move(*out),
+            fmt::format("{} duplicate operators ({})", total, fmt::join(parts, ", "))});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Transform> make_merge_duplicates() {
+  return std::make_unique<MergeDuplicates>();
+}
+
+}  // namespace graphsub::opt
