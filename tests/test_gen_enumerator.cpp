@@ -170,11 +170,21 @@ TEST(GenEnumerator, FloatValuesFromTheMemoEqualThoseComputedFromScratch) {
                              {"w1", {4, 4}, Role::Weight},
                              {"s1", {}, Role::Scalar}},
                             3);
-  GraphEvaluator scratch(s, true), memo(s, true), tiny(s, true, 5);
-  size_t checked = 0;
+  // scratch's memo holds nothing: it computes every operator.
+  GraphEvaluator scratch(s, true, 0), memo(s, true), tiny(s, true, 5);
+  size_t checked = 0, applied = 0;
   for (auto& r : enumerate_all(s)) {
     if (r.g.num_ops == 0) continue;
-    EvaluatedGraph want = scratch.evaluate(r.g, true, true);  // floats without the memo
+    // Not ok where the graph does not apply on the re-test pool's sizes.
+    EvaluatedGraph want = scratch.evaluate(r.g, true, false);
+    EXPECT_EQ(scratch.float_memo().size(), 0u);
+    if (want.ok) {
+      // Both kinds of value at once: the exact hashes and the same floats.
+      EvaluatedGraph both = memo.evaluate(r.g, true, true);
+      EXPECT_EQ(both.output_hashes, scratch.evaluate(r.g, false).output_hashes);
+      EXPECT_EQ(both.output_f32, want.output_f32) << graph_str(s, r.g);
+      ++applied;
+    }
     for (int round = 0; round < 2; ++round) {  // the second round finds every subterm
       for (GraphEvaluator* ev : {&memo, &tiny}) {
         EvaluatedGraph got = ev->evaluate(r.g, true, false);
@@ -188,6 +198,7 @@ TEST(GenEnumerator, FloatValuesFromTheMemoEqualThoseComputedFromScratch) {
     ++checked;
   }
   EXPECT_GT(checked, 1000u);
+  EXPECT_GT(applied, 1000u);
   EXPECT_GT(memo.float_memo().size(), 100u);
 }
 

@@ -42,11 +42,11 @@ class FloatMemo {
   }
   // The value of a memoized operator term (id >= the pool size). Stable until reset().
   const Entry& entry(uint32_t id) const { return entries_[id - num_pool_]; }
-  // Memoizes a term; its id, or kNoTerm when the memo is full (the caller resets it before
-  // the next graph).
+  // Memoizes a term that find() did not know; its id, or kNoTerm when the memo is full (the
+  // caller resets it before the next graph). An operator's outputs are added together, so
+  // while the memo has room none of them is known when one is missing.
   uint32_t add(uint32_t variant, int output, uint32_t in0, uint32_t in1, TypeId type,
                const std::vector<float>& values) {
-    if (uint32_t have = find(variant, output, in0, in1); have != kNoTerm) return have;
     if (full()) return kNoTerm;
     auto id = static_cast<uint32_t>(num_pool_ + entries_.size());
     ids_.insert(key(variant, output, in0, in1), id);

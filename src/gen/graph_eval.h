@@ -22,11 +22,13 @@ struct EvaluatedGraph {
 class GraphEvaluator {
  public:
   // `alt`: on the re-test pool (other sizes, other values) instead of the fingerprint pool.
-  // `memo_terms`: subterms the float memo holds before it starts over.
+  // `memo_terms`: subterms the float memo holds before it starts over (0: none, every float
+  // value is computed).
   explicit GraphEvaluator(const Space& s, bool alt = false,
                           size_t memo_terms = FloatMemo::kDefaultTerms);
-  // Without `exact` (float values wanted only: the re-test) the wrap-around integer values
-  // are not computed and every hash is 0; subterms' float values then come from a memo.
+  // Float values (`with_float`) come through a memo of subterms. Without `exact` (float values
+  // wanted only: the re-test) the wrap-around integer values are not computed and every hash
+  // is 0; with neither, the result is not ok.
   EvaluatedGraph evaluate(const CompactGraph& g, bool with_float, bool exact = true);
   Evaluator& evaluator() { return ev_; }
   const FloatMemo& float_memo() const { return memo_; }
@@ -37,6 +39,7 @@ class GraphEvaluator {
   }
 
  private:
+  EvaluatedGraph evaluate_exact(const CompactGraph& g);
   EvaluatedGraph evaluate_float(const CompactGraph& g);
 
   const Space& s_;
