@@ -7,7 +7,10 @@
 // merged operator saves).
 //
 //   bench_optimize_profile [--models nasnet_a] [--rules f1,f2] [--no-builtin-rules]
-//                          [--cost measured|analytic] [--budget 1000] [--runs 30]
+//                          [--cost measured|analytic] [--budget 1000] [--runs 30] [--top 0]
+//
+// --top N also lists the original graph's N slowest nodes: configuration, how the executor
+// runs it, median time and predicted time (which configurations a cost model misprices).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -74,6 +77,26 @@ struct Profile {
     }
     return rows;
   }
+  // The n nodes with the largest median time: configuration, plan, measured and predicted ms.
+  void print_top(opt::CostModel& model, size_t n) const {
+    auto constant = opt::constant_nodes(g);
+    std::map<NodeId, std::string> how;
+    for (auto& p : ex.plan()) how[p.node] = p.how;
+    std::vector<std::pair<double, NodeId>> order;
+    for (NodeId id = 0; id < g.num_slots(); ++id)
+      if (g.alive(id) && !g.node(id).is_source()) order.push_back({median(secs[id]), id});
+    std::sort(order.begin(), order.end(), [](auto& a, auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    fmt::print("| node | configuration | executor | ms | predicted ms |\n|---|---|---|---|---|\n");
+    for (size_t i = 0; i < std::min(n, order.size()); ++i) {
+      NodeId id = order[i].second;
+      fmt::print("| {} | {} | {} | {:.3f} | {:.3f} |\n", id,
+                 opt::config_key(opt::op_config(g, id, constant)), how[id], order[i].first * 1e3,
+                 model.node_cost(g, id, constant) / 1e3);
+    }
+    fmt::print("\n");
+  }
   const Graph& g;
   OnednnExecutor ex;
   TensorMap<float> feeds;
@@ -91,6 +114,7 @@ int main(int argc, char** argv) {
   o.cost = opt::CostKind::Measured;
   o.check = false;
   int runs = 30;
+  size_t top = 0;
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "--no-builtin-rules") {
@@ -114,6 +138,8 @@ int main(int argc, char** argv) {
       o.cost = v == "measured" ? opt::CostKind::Measured : opt::CostKind::Analytic;
     } else if (k == "--budget") {
       o.search.budget = std::stoul(v);
+    } else if (k == "--top") {
+      top = std::stoul(v);
     } else if (k == "--runs") {
       runs = std::stoi(v);
     } else {
@@ -185,6 +211,7 @@ int main(int argc, char** argv) {
           "{:+.3f} |\n\n",
           ta.nodes, ta.ms, ta.conversion_ms, ta.predicted_ms, tb.nodes, tb.ms, tb.conversion_ms,
           tb.predicted_ms, tb.ms - ta.ms, tb.predicted_ms - ta.predicted_ms);
+      if (top) a.print_top(*model, top);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

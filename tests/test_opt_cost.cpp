@@ -136,6 +136,48 @@ TEST(OptCost, FusedActivationIsTimedAsTheUnfusedOperator) {
   EXPECT_GT(p + m.node_cost(g, relu.node, constant), f);
 }
 
+// Pools and concats are timed on operands a 1x1 convolution wrote (the layout they get in
+// real graphs), and only their own node is timed; other operators, and operands that are not
+// images, are timed as they are.
+TEST(OptCost, PoolsAndConcatsAreTimedAfterAConvolution) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 8, 8});
+  auto pool = b.op("poolavg", {x},
+                   {{"kernel", std::vector<int64_t>{3, 3}},
+                    {"stride", std::vector<int64_t>{1, 1}},
+                    {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+  auto cat = b.op("concat", {x, pool}, {{"axis", int64_t{1}}});
+  auto m = b.input("m", {4, 16});
+  auto mm = b.matmul(m, b.weight("w", {16, 16}));
+  auto flat = b.op("concat", {m, mm}, {{"axis", int64_t{0}}});
+  b.output("a", cat);
+  b.output("b", flat);
+  Graph g = b.finish();
+  auto constant = constant_nodes(g);
+
+  auto producers = [](const Graph& mg, NodeId node) {
+    std::vector<std::string> ops;
+    for (auto& in : mg.node(node).inputs) ops.push_back(mg.node(in.node).op->name);
+    return ops;
+  };
+  for (NodeId id : {pool.node, cat.node}) {
+    auto [mg, node] = measurement_graph(op_config(g, id, constant));
+    EXPECT_EQ(mg.node(node).op->name, g.node(id).op->name);
+    for (auto& op : producers(mg, node)) EXPECT_EQ(op, "conv") << g.node(id).op->name;
+    for (auto& in : mg.node(node).inputs) {
+      const Node& conv = mg.node(in.node);
+      EXPECT_EQ(conv.outputs[0].shape, mg.type(conv.inputs[0]).shape);  // C -> C, 1x1
+    }
+  }
+  for (NodeId id : {mm.node, flat.node}) {
+    auto [mg, node] = measurement_graph(op_config(g, id, constant));
+    for (auto& op : producers(mg, node)) EXPECT_NE(op, "conv") << g.node(id).op->name;
+  }
+  // Such a graph runs and times the pool.
+  MeasuredCostModel model(temp_dir("conv_layouts"), fixed_machine(), null_reporter());
+  EXPECT_GT(model.isolated_us(op_config(g, pool.node, constant)), 0);
+}
+
 TEST(OptCost, UnreadableTableIsIgnoredWithAWarning) {
   std::string dir = temp_dir("corrupt");
   MeasuredCostModel probe(dir, fixed_machine(), null_reporter());

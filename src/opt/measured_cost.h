@@ -20,6 +20,19 @@
 
 namespace graphsub::opt {
 
+// Operators whose speed depends on the layout convolutions write their image operands in
+// (pooling, concat): in real graphs these operands come straight from convolutions.
+bool reads_conv_layouts(const OpDef& op);
+
+// The graph a configuration is timed in: the operator alone, its constant inputs weights with
+// data (the executor prepares them at compile time, as in the real graph), the others graph
+// inputs, except that 4-d image operands of reads_conv_layouts() operators come from a 1x1
+// convolution, so that they arrive in the layout a convolution writes (on an AVX2 machine an
+// average pool over a plain [1,256,56,56] tensor ran oneDNN's reference kernel in 18.8 ms,
+// the same pool after a convolution 0.1 ms). Returns the graph and the operator's node, the
+// only one timed.
+std::pair<Graph, NodeId> measurement_graph(const OpConfig& c);
+
 class MeasuredCostModel : public CostModel {
  public:
   // Loads <cache_dir>/op-costs-<cpu_tag(machine.threads)>.json when present. Operators are
