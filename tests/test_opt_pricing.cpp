@@ -122,6 +122,14 @@ std::vector<Graph> test_graphs() {
     }
   }
   EXPECT_EQ(gs.size(), 4u);
+  // A split of a concat: rewriting it to the concat's first input kills the concat, the split
+  // and, above the match, the tanh only the concat read.
+  GraphBuilder b(false);
+  auto x = b.input("x", {4, 8});
+  auto joined = b.concat(1, {b.relu(x), b.tanh(b.input("y", {4, 8}))});
+  auto parts = b.op_multi("split", {joined}, {{"axis", 1}, {"sizes", std::vector<int64_t>{8, 8}}});
+  b.output("a", b.ewadd(parts[0], x));
+  gs.push_back(b.finish());
   return gs;
 }
 

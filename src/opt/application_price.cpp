@@ -15,9 +15,9 @@ constexpr NodeId kNone = ~NodeId{0};
 //
 // Liveness (what remove_dead keeps) is worked out only in a region: the new nodes, and the
 // parent nodes that might die, i.e. the matched nodes and, upwards from them, the nodes whose
-// readers all lie in the region. A parent node outside the region still has a reader outside
-// it whose inputs the rewrite leaves alone, so it stays live (the parent has no dead
-// operators: GraphIndex::has_dead_operators; otherwise every node is taken as the region).
+// readers all lie in the region and are dead (View::settle). A parent node outside the region
+// still has a live reader, so it stays live (the parent has no dead operators:
+// GraphIndex::has_dead_operators; otherwise every node is taken as the region).
 struct View {
   const GraphIndex& ix;
   const Graph& p;  // the parent
@@ -45,21 +45,32 @@ struct View {
   bool live(NodeId id) const { return region(id) ? buf.live[id] != 0 : true; }
 
   void add_to_region(NodeId id) {
-    if (buf.in_region[id]) return;
     buf.in_region[id] = 1;
     buf.region.push_back(id);
-    for (auto r : p.node(id).inputs) buf.stack.push_back(r.node);
   }
-  void build_region(const std::vector<NodeId>& matched) {
-    buf.stack.clear();
-    for (NodeId id : matched) add_to_region(id);
-    while (!buf.stack.empty()) {
-      NodeId id = buf.stack.back();
-      buf.stack.pop_back();
-      if (buf.in_region[id] || ix.feeds_graph_output(id)) continue;
-      bool all = true;
-      for (NodeId u : ix.consumers(id)) all = all && buf.in_region[u];
-      if (all) add_to_region(id);
+  // A parent node joins the region when it might die: it feeds no graph output and all its
+  // readers are in the region and dead. (Marked live until the next mark_live works it out.)
+  void try_add(NodeId id) {
+    if (buf.in_region[id] || ix.feeds_graph_output(id)) return;
+    for (NodeId u : ix.consumers(id))
+      if (!buf.in_region[u] || buf.live[u]) return;
+    add_to_region(id);
+    buf.live[id] = 1;
+  }
+  // Liveness over a region grown from the matched nodes: mark, add the inputs of dead region
+  // nodes that might die with them, mark again, until nothing is added. Nodes outside the
+  // region keep a live reader, so they are live. Growing only from dead nodes keeps the region
+  // to the match and what dies with it (the whole upward closure of single-reader chains above
+  // a NasRNN match averaged 34 nodes for 2 matched).
+  void settle() {
+    for (;;) {
+      mark_live();
+      if (whole) return;
+      size_t before = buf.region.size();
+      for (size_t i = 0; i < before; ++i)
+        if (NodeId id = buf.region[i]; !buf.live[id])
+          for (auto r : p.node(id).inputs) try_add(r.node);
+      if (buf.region.size() == before) return;
     }
   }
 
@@ -137,8 +148,10 @@ std::optional<double> price(const GraphIndex& ix, NodeId first,
   buf.alias.assign(end - first, kNone);
   if (buf.in_region.size() < n) buf.in_region.assign(n, 0);
   v.whole = ix.has_dead_operators();
-  if (!v.whole) v.build_region(matched);
-  v.mark_live();  // as after replace_uses and remove_dead
+  if (!v.whole)
+    for (NodeId id : matched)
+      if (!buf.in_region[id]) v.add_to_region(id);
+  v.settle();  // as after replace_uses and remove_dead
 
   bool shared = false;
   for (NodeId id = first; id < end; ++id) {
@@ -150,7 +163,7 @@ std::optional<double> price(const GraphIndex& ix, NodeId first,
       shared = true;
     }
   }
-  if (shared) v.mark_live();  // the final remove_dead
+  if (shared) v.settle();  // the final remove_dead
 
   double cost = pricing.total;
   if (v.whole) {
