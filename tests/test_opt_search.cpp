@@ -100,6 +100,43 @@ TEST(OptSearch, DeduplicatesByCanonicalHash) {
   EXPECT_GE(r.cpu_seconds, 0);
 }
 
+// Prices tanh at 10 and sigmoid at 10 - delta, anything else at 1.
+class NearTieCost : public CostModel {
+ public:
+  explicit NearTieCost(double delta) : delta_(delta) {}
+  std::string name() const override { return "test"; }
+  std::string assumptions() const override { return "near tie"; }
+
+ protected:
+  double config_cost(const OpConfig& c) override {
+    return c.op->name == "tanh" ? 10 : c.op->name == "sigmoid" ? 10 - delta_ : 1;
+  }
+
+ private:
+  double delta_;
+};
+
+// A rewrite cheaper only by rounding noise (a relative 1e-12) does not replace the best graph,
+// so the result reports no rule for it; one that saves a tenth does.
+TEST(OptSearch, CostTiesWithinRoundingKeepTheInput) {
+  auto axioms = rules::load_rules(rules::default_axioms_path());
+  auto rs = rules::parse_rules(R"((rule t2s (tensors ?x)
+      (source (tanh ?x)) (target (sigmoid ?x))))",
+                               "t.rules", &axioms);
+  RuleTransform t2s(rs.rules.at(0));
+  GraphBuilder b;
+  b.output("y", b.relu(b.tanh(b.input("x", {2, 3}))));
+  Graph g = b.finish();
+  NearTieCost noise(1e-11), real(1);
+  auto kept = search(g, {&t2s}, noise, {.budget = 10}, null_reporter());
+  EXPECT_TRUE(kept.steps.empty());
+  EXPECT_EQ(structural_hash(kept.best), structural_hash(g));
+  EXPECT_EQ(kept.expanded, 2u);  // the rewritten graph was still explored
+  auto taken = search(g, {&t2s}, real, {.budget = 10}, null_reporter());
+  ASSERT_EQ(taken.steps.size(), 1u);
+  EXPECT_EQ(taken.steps[0].rule, "t2s");
+}
+
 TEST(OptSearch, StopsWhenNothingIsLeft) {
   Graph g = demo_model();
   std::vector<const Transform*> none;

@@ -80,6 +80,12 @@ std::vector<double> child_costs(const Graph& parent, const std::vector<double>& 
 }
 using Key = std::pair<double, uint64_t>;  // (cost, discovery order): deterministic ties
 
+// A candidate replaces the best graph only when it is cheaper by more than this fraction.
+// Incremental costs differ from the parent's in their last bits even when a rewrite changes
+// nothing that costs (enlarging a 3x3 kernel to 3x3, a no-op computed ahead of run time), and
+// such rewrites would otherwise be reported as the result's rules applied.
+constexpr double kTieTolerance = 1e-9;
+
 // Cost of a candidate from its parent's: the parent's total, less the nodes the rewrite
 // removed, plus the nodes it added (ids at or past the parent's table size).
 double candidate_cost(const Graph& parent, const std::vector<double>& parent_costs,
@@ -199,7 +205,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
         if (!topological_order(cand.graph, topo)) return;  // the rewrite closed a cycle
         auto h = std::make_shared<const History>(History{
             Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
-        if (c < res.best_cost) {
+        if (c < res.best_cost * (1 - kTieTolerance)) {
           res.best_cost = c;
           res.best = cand.graph;
           best_history = h;
