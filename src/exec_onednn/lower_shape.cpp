@@ -30,8 +30,8 @@ const ChannelLayout* channel_layout(const memory::desc& md) {
 // A concat whose inputs all share one layout (row-major, or a channel layout with every part
 // on whole blocks): each input is reordered into its place in an output of that layout. This
 // is a plain copy per input; oneDNN 2.6's concat primitive ran such a concat of five blocked
-// [1,128,56,56] tensors in 7.0 ms on one thread, these reorders in 0.29 ms. Returns false
-// when the inputs' layouts differ.
+// [1,128,56,56] tensors in 4.4 ms on one thread of an AVX2 machine, these reorders in 0.33 ms
+// (bench/bench_layout_probes). Returns false when the inputs' layouts differ.
 bool concat_by_reorders(Lowering& L, const std::vector<memory>& srcs, int axis) {
   const memory::desc first = srcs[0].get_desc();
   const ChannelLayout* layout = is_plain(first) ? nullptr : channel_layout(first);
