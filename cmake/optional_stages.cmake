@@ -9,6 +9,12 @@ graphsub_stage(graphsub_models DIRS models DEPS graphsub_ir)
 
 set(GRAPHSUB_CLI_LIBS graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
 
+# ONNX Runtime as a target: a Node.js worker (tools/ort_worker.js) driven over a pipe.
+find_package(nlohmann_json REQUIRED)
+graphsub_stage(graphsub_ort DIRS ort DEPS graphsub_ir nlohmann_json::nlohmann_json)
+target_compile_definitions(graphsub_ort PRIVATE GRAPHSUB_SOURCE_DIR_FOR_TOOLS="${CMAKE_SOURCE_DIR}")
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_ort)
+
 # ONNX import/export (the only stage that talks to protobuf).
 find_package(Protobuf REQUIRED)
 find_package(ONNX CONFIG REQUIRED)

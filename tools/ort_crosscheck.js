@@ -19,20 +19,7 @@
 'use strict';
 
 const fs = require('fs');
-const path = require('path');
-
-function loadOrt() {
-  try {
-    return require('onnxruntime-node');
-  } catch (e) {
-    try {
-      return require(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node'));
-    } catch (e2) {
-      throw new Error('onnxruntime-node is not installed: run ' +
-                      '`ONNXRUNTIME_NODE_INSTALL=skip npm ci` in the repository root');
-    }
-  }
-}
+const {loadOrt, makeRng, randomTensor, median, timeOnce} = require('./ort_common');
 
 function parseArgs(argv) {
   const opts = {inputs: 3, seed: 1, rtol: 1e-4, atol: 1e-5, time: 20, warmup: 3, threads: 0,
@@ -58,56 +45,6 @@ function parseArgs(argv) {
   }
   if (opts.files.length !== 2) throw new Error('usage: ort_crosscheck.js ORIGINAL.onnx OPTIMIZED.onnx [options]');
   return opts;
-}
-
-// Seeded generator (SplitMix32-style) so that runs are reproducible.
-function makeRng(seed) {
-  let s = (seed >>> 0) ^ 0x9e3779b9;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let z = s;
-    z = Math.imul(z ^ (z >>> 15), z | 1);
-    z ^= z + Math.imul(z ^ (z >>> 7), z | 61);
-    return ((z ^ (z >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function concreteShape(meta, dim) {
-  return meta.shape.map((d) => (typeof d === 'number' && d >= 0 ? d : dim));
-}
-
-function randomTensor(ort, meta, dim, rng) {
-  const shape = concreteShape(meta, dim);
-  const n = shape.reduce((a, b) => a * b, 1);
-  switch (meta.type) {
-    case 'float32': {
-      const v = new Float32Array(n);
-      for (let i = 0; i < n; ++i) v[i] = 2 * rng() - 1;
-      return new ort.Tensor('float32', v, shape);
-    }
-    case 'float64': {
-      const v = new Float64Array(n);
-      for (let i = 0; i < n; ++i) v[i] = 2 * rng() - 1;
-      return new ort.Tensor('float64', v, shape);
-    }
-    case 'int64': {
-      const v = new BigInt64Array(n);
-      for (let i = 0; i < n; ++i) v[i] = BigInt(Math.floor(rng() * 8));
-      return new ort.Tensor('int64', v, shape);
-    }
-    case 'int32': {
-      const v = new Int32Array(n);
-      for (let i = 0; i < n; ++i) v[i] = Math.floor(rng() * 8);
-      return new ort.Tensor('int32', v, shape);
-    }
-    case 'bool': {
-      const v = new Uint8Array(n);
-      for (let i = 0; i < n; ++i) v[i] = rng() < 0.5 ? 1 : 0;
-      return new ort.Tensor('bool', v, shape);
-    }
-    default:
-      throw new Error(`input '${meta.name}': random values of type ${meta.type} are not supported`);
-  }
 }
 
 function compareOutput(name, a, b, rtol, atol) {
@@ -138,18 +75,6 @@ function compareOutput(name, a, b, rtol, atol) {
     if (!(diff <= atol + rtol * Math.abs(yi))) r.ok = false;
   }
   return r;
-}
-
-function median(v) {
-  const s = [...v].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-}
-
-async function timeOnce(session, feeds) {
-  const t0 = process.hrtime.bigint();
-  await session.run(feeds);
-  return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
 async function main() {

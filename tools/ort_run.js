@@ -9,15 +9,7 @@
 'use strict';
 
 const fs = require('fs');
-const path = require('path');
-
-function loadOrt() {
-  try {
-    return require('onnxruntime-node');
-  } catch (e) {
-    return require(path.join(__dirname, '..', 'node_modules', 'onnxruntime-node'));
-  }
-}
+const {loadOrt} = require('./ort_common');
 
 async function main() {
   const [modelPath, inPath, outPath] = process.argv.slice(2);

@@ -1,0 +1,45 @@
+#pragma once
+// The end-to-end guard: before a model is written, the original and the candidate graphs are
+// timed end to end in the runtime that will run them (alternated run by run, medians), with
+// the original timed twice as a noise control. A candidate slower than the original beyond
+// that noise is never written.
+#include <string>
+#include <vector>
+
+#include "ort/ort_worker.h"
+
+namespace graphsub::ort {
+
+struct GuardOptions {
+  int runs = 15;    // timed runs of each model (alternated; medians)
+  int warmup = 2;   // untimed runs of each model first
+  int threads = 1;  // intra-op threads; 1 by default: with more, this 2-core machine swings 25%
+  int64_t dim = 1;  // value of symbolic input dimensions
+  // The noise band is never taken below this: a median over a few runs cannot resolve less.
+  double min_noise = 0.02;
+};
+
+struct TimedModel {
+  std::string path;
+  double median_ms = 0;
+  std::vector<double> ms;
+};
+
+struct GuardResult {
+  std::string runtime;           // "ONNX Runtime 1.30.0, 1 thread(s)"
+  TimedModel original, control;  // the original, timed twice (A and A')
+  std::vector<TimedModel> candidates;
+  double noise = 0;        // max(|A'/A - 1|, min_noise)
+  int chosen = 0;          // index into candidates; -1: write the original back
+  std::string verdict;     // one line: what is written and why
+  double speedup() const;  // original / written, medians
+};
+
+// Times `original` against `candidates` (in the order the search ranked them) and picks what
+// to write: the first candidate, unless the original or a later candidate is faster than it
+// beyond the noise band (ties go to the search's choice, so the output stays the same from
+// run to run unless the runtime clearly disagrees with the cost model).
+GuardResult guard_latency(Worker& worker, const std::string& original,
+                          const std::vector<std::string>& candidates, const GuardOptions& opts);
+
+}  // namespace graphsub::ort

@@ -1,0 +1,58 @@
+#pragma once
+// The one place that talks to ONNX Runtime: a long-lived Node.js process running
+// tools/ort_worker.js (onnxruntime-node, the package the setup installs), driven over a pipe
+// with one JSON request and one JSON reply per line. Sessions stay loaded between requests, so
+// models can be timed against each other in one process, alternated run by run.
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace graphsub::ort {
+
+struct WorkerOptions {
+  std::string node = "node";  // the Node.js executable (looked up on PATH)
+  std::string script;         // tools/ort_worker.js; empty: found by find_worker_script()
+  // A request that gets no reply in this time ends the worker with an error naming it (a
+  // wedged runtime must not hang graphsub).
+  std::chrono::seconds reply_timeout{300};
+};
+
+// tools/ort_worker.js: $GRAPHSUB_TOOLS_DIR, then ./tools, then the source tree it was built
+// from; "" when none exists.
+std::string find_worker_script();
+
+class Worker {
+ public:
+  // Starts the worker and greets it; throws Error naming what is missing (Node.js, the
+  // script, the onnxruntime-node package) when it cannot run.
+  explicit Worker(const WorkerOptions& opts = {});
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Sends one request and returns its reply; throws Error with the worker's message when the
+  // reply says "ok": false, or when the worker died or timed out.
+  nlohmann::json call(const nlohmann::json& request);
+
+  const std::string& runtime_version() const { return version_; }
+
+ private:
+  std::string read_line();
+  void stop();
+
+  WorkerOptions opts_;
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  std::string buffer_, version_;
+};
+
+// Starts a worker, or returns nullptr with the reason in *why_not (the caller falls back to
+// another target and says so).
+std::unique_ptr<Worker> try_start_worker(std::string* why_not, const WorkerOptions& opts = {});
+
+}  // namespace graphsub::ort

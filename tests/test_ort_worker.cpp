@@ -1,0 +1,114 @@
+// The ONNX Runtime worker (src/ort) and the end-to-end latency guard built on it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "ir/builder.h"
+#include "ir/error.h"
+#include "onnx/onnx_model.h"
+#include "ort/latency_guard.h"
+#include "ort/ort_worker.h"
+#include "test_onnx_support.h"
+
+namespace graphsub {
+namespace {
+
+using testing::scratch_dir;
+
+// x[1,256,256] -> `matmuls` chained matmuls with 256x256 weights -> relu -> y: `matmuls`
+// sets how long one run takes (0: a single relu, microseconds; 40: tens of milliseconds).
+std::string chain_model(const std::string& dir, const std::string& name, int matmuls) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 256, 256});
+  for (int i = 0; i < matmuls; ++i) x = b.matmul(x, b.weight(fmt::format("w{}", i), {256, 256}));
+  b.output("y", b.relu(x));
+  std::string path = dir + "/" + name + ".onnx";
+  export_onnx_file(b.finish(), nullptr, path);
+  return path;
+}
+
+ort::Worker& shared_worker() {
+  static ort::Worker worker;  // one Node.js process for the whole file
+  return worker;
+}
+
+TEST(OrtWorker, GreetsWithTheRuntimeVersionAndDescribesALoadedModel) {
+  auto& w = shared_worker();
+  EXPECT_FALSE(w.runtime_version().empty());
+  std::string path = chain_model(scratch_dir("ort_worker"), "one_matmul", 1);
+  auto reply = w.call({{"op", "load"}, {"id", "m"}, {"path", path}, {"threads", 1}});
+  ASSERT_EQ(reply.at("inputs").size(), 1u);
+  EXPECT_EQ(reply["inputs"][0]["name"], "x");
+  EXPECT_EQ(reply["inputs"][0]["shape"], nlohmann::json({1, 256, 256}));
+  EXPECT_EQ(reply["outputs"][0]["name"], "y");
+  auto t = w.call({{"op", "time"}, {"ids", {"m"}}, {"runs", 3}, {"warmup", 0}});
+  EXPECT_EQ(t.at("ms").at("m").size(), 3u);
+  w.call({{"op", "unload"}, {"id", "m"}});
+}
+
+TEST(OrtWorker, ReportsTheRuntimesErrorAndKeepsServing) {
+  auto& w = shared_worker();
+  try {
+    w.call({{"op", "load"}, {"id", "bad"}, {"path", "/nonexistent/model.onnx"}});
+    FAIL() << "loading a missing file succeeded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/model.onnx"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(w.call({{"op", "time"}, {"ids", {"bad"}}, {"runs", 1}}), Error);
+  EXPECT_EQ(w.call({{"op", "hello"}}).at("ort"), w.runtime_version());  // still alive
+}
+
+TEST(OrtWorker, MissingNodeIsReportedNotFatal) {
+  std::string why;
+  ort::WorkerOptions o;
+  o.node = "/nonexistent/bin/node";
+  auto w = ort::try_start_worker(&why, o);
+  EXPECT_EQ(w, nullptr);
+  EXPECT_NE(why.find("/nonexistent/bin/node"), std::string::npos) << why;
+}
+
+TEST(OrtWorker, ProfileSumsKernelTimeByOperatorType) {
+  auto& w = shared_worker();
+  std::string path = chain_model(scratch_dir("ort_worker"), "four_matmuls", 4);
+  w.call({{"op", "load"}, {"id", "p"}, {"path", path}, {"threads", 1}, {"profile", true}});
+  auto prof = w.call({{"op", "profile"}, {"id", "p"}, {"runs", 3}});
+  ASSERT_TRUE(prof.at("by_op").contains("MatMul")) << prof.dump();
+  EXPECT_GT(prof["by_op"]["MatMul"].get<double>(), 0.0);
+  EXPECT_GE(prof.at("total_ms").get<double>(), prof["by_op"]["MatMul"].get<double>());
+  w.call({{"op", "unload"}, {"id", "p"}});
+}
+
+// The margins are orders of magnitude (one relu against 40 matmuls), so these decisions do
+// not depend on how loaded the machine is.
+TEST(LatencyGuard, NeverChoosesACandidateFarSlowerThanTheOriginal) {
+  std::string dir = scratch_dir("ort_guard");
+  std::string fast = chain_model(dir, "fast", 0), slow = chain_model(dir, "slow", 40);
+  ort::GuardOptions o;
+  o.runs = 5;
+  auto r = ort::guard_latency(shared_worker(), fast, {slow}, o);
+  EXPECT_EQ(r.chosen, -1) << r.verdict;
+  EXPECT_NE(r.verdict.find("written back"), std::string::npos) << r.verdict;
+  EXPECT_DOUBLE_EQ(r.speedup(), 1.0);
+  EXPECT_EQ(r.control.ms.size(), 5u);
+}
+
+TEST(LatencyGuard, KeepsTheSearchsChoiceUnlessAnotherIsFasterBeyondNoise) {
+  std::string dir = scratch_dir("ort_guard");
+  std::string fast = chain_model(dir, "fast", 0), slow = chain_model(dir, "slow", 40);
+  ort::GuardOptions o;
+  o.runs = 5;
+  auto r = ort::guard_latency(shared_worker(), slow, {slow, fast}, o);
+  EXPECT_EQ(r.chosen, 1) << r.verdict;  // the second candidate is far faster
+  EXPECT_GT(r.speedup(), 2.0);
+  EXPECT_GE(r.noise, o.min_noise);
+}
+
+TEST(LatencyGuard, RefusesTooFewRunsForAMedian) {
+  std::string path = chain_model(scratch_dir("ort_guard"), "fast", 0);
+  ort::GuardOptions o;
+  o.runs = 2;
+  EXPECT_THROW(ort::guard_latency(shared_worker(), path, {path}, o), Error);
+}
+
+}  // namespace
+}  // namespace graphsub

@@ -1,0 +1,142 @@
+#!/usr/bin/env node
+// A long-lived ONNX Runtime worker driven over a pipe by graphsub (src/ort/ort_worker.cpp):
+// one JSON request per line on stdin, one JSON reply per line on stdout. Sessions stay loaded
+// between requests, so a caller can time several models against each other in one process,
+// alternating them run by run (the only fair comparison on a shared, noisy machine).
+//
+// Requests ({"op": ...}); every reply carries "ok" and, when false, "error":
+//   hello                                   -> {ort, node}
+//   load {id, path, threads, dim, dims, profile}
+//                                           -> {inputs: [{name, type, shape}], outputs: [...]}
+//        threads: intra-op threads (0: ONNX Runtime's choice); dim: value of symbolic input
+//        dimensions (dims: {symbol: value} overrides); profile: per-node profiling on.
+//   time {ids, runs, warmup}                -> {ms: {id: [runs...]}}; round r runs the ids in
+//        rotated order, reversed on odd rounds (A B C, C B A, B C A, ...)
+//   profile {id, runs}                      -> {by_op: {op_type: ms per run}, total_ms}
+//   unload {id}; quit
+// Inputs are seeded random values drawn per session in input order, so two models with the
+// same inputs get the same values.
+'use strict';
+
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const readline = require('readline');
+const {loadOrt, makeRng, randomTensor, timeOnce} = require('./ort_common');
+
+const ort = loadOrt();
+const sessions = new Map();  // id -> {session, feeds, profileDir}
+
+function describe(session) {
+  const meta = (m) => ({name: m.name, type: m.type, shape: m.shape});
+  return {inputs: session.inputMetadata.map(meta), outputs: session.outputMetadata.map(meta)};
+}
+
+async function load(req) {
+  const opts = {graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1};
+  if (req.threads > 0) opts.intraOpNumThreads = req.threads;
+  let profileDir = null;
+  if (req.profile) {
+    profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphsub-ort-profile-'));
+    opts.enableProfiling = true;
+    opts.profileFilePrefix = path.join(profileDir, 'profile');
+  }
+  let session;
+  try {
+    session = await ort.InferenceSession.create(req.path, opts);
+  } catch (e) {
+    throw new Error(`ONNX Runtime cannot load '${req.path}': ${e.message}`);
+  }
+  const rng = makeRng(req.seed || 1);
+  const feeds = {};
+  for (const meta of session.inputMetadata)
+    feeds[meta.name] = randomTensor(ort, meta, req.dim || 1, rng, req.dims);
+  const old = sessions.get(req.id);
+  if (old) await old.session.release();
+  sessions.set(req.id, {session, feeds, profileDir});
+  return describe(session);
+}
+
+function get(id) {
+  const s = sessions.get(id);
+  if (!s) throw new Error(`no model loaded as '${id}'`);
+  return s;
+}
+
+async function time(req) {
+  const ids = req.ids;
+  const list = ids.map(get);
+  for (let w = 0; w < (req.warmup || 0); ++w)
+    for (const s of list) await s.session.run(s.feeds);
+  const ms = Object.fromEntries(ids.map((id) => [id, []]));
+  for (let r = 0; r < req.runs; ++r) {
+    const order = ids.map((_, i) => ids[(i + r) % ids.length]);
+    if (r % 2) order.reverse();
+    for (const id of order) {
+      const s = sessions.get(id);
+      ms[id].push(await timeOnce(s.session, s.feeds));
+    }
+  }
+  return {ms};
+}
+
+// Per-node profiling: ONNX Runtime writes a Chrome-trace JSON when profiling ends; node events
+// carry the operator type in args.op_name and their duration in microseconds.
+async function profile(req) {
+  const s = get(req.id);
+  if (!s.profileDir) throw new Error(`model '${req.id}' was loaded without profiling`);
+  for (let r = 0; r < req.runs; ++r) await s.session.run(s.feeds);
+  await s.session.endProfiling();
+  const files = fs.readdirSync(s.profileDir).filter((f) => f.endsWith('.json'));
+  if (!files.length) throw new Error('ONNX Runtime wrote no profile');
+  const events = JSON.parse(fs.readFileSync(path.join(s.profileDir, files[0]), 'utf8'));
+  fs.rmSync(s.profileDir, {recursive: true, force: true});
+  s.profileDir = null;
+  const byOp = {};
+  let total = 0;
+  for (const e of events) {
+    if (e.cat !== 'Node' || !e.args || !e.args.op_name || !e.name.endsWith('_kernel_time')) continue;
+    const ms = e.dur / 1000 / req.runs;
+    byOp[e.args.op_name] = (byOp[e.args.op_name] || 0) + ms;
+    total += ms;
+  }
+  return {by_op: byOp, total_ms: total};
+}
+
+async function handle(req) {
+  switch (req.op) {
+    case 'hello': return {ort: ort.env.versions.common, node: process.version};
+    case 'load': return load(req);
+    case 'time': return time(req);
+    case 'profile': return profile(req);
+    case 'unload': {
+      const s = sessions.get(req.id);
+      if (s) await s.session.release();
+      sessions.delete(req.id);
+      return {};
+    }
+    default: throw new Error(`unknown request '${req.op}'`);
+  }
+}
+
+async function main() {
+  const rl = readline.createInterface({input: process.stdin, crlfDelay: Infinity});
+  for await (const line of rl) {
+    if (!line.trim()) continue;
+    let reply;
+    try {
+      const req = JSON.parse(line);
+      if (req.op === 'quit') break;
+      reply = Object.assign({ok: true}, await handle(req));
+    } catch (e) {
+      reply = {ok: false, error: e.message};
+    }
+    process.stdout.write(JSON.stringify(reply) + '\n');
+  }
+  for (const s of sessions.values()) await s.session.release();
+}
+
+main().then(() => process.exit(0), (e) => {
+  process.stderr.write(`ort_worker: ${e.message}\n`);
+  process.exit(2);
+});
