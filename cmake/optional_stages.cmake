@@ -9,11 +9,6 @@ graphsub_stage(graphsub_models DIRS models DEPS graphsub_ir)
 
 set(GRAPHSUB_CLI_LIBS graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
 
-# ONNX Runtime as a target: a Node.js worker (tools/ort_worker.js) driven over a pipe.
-find_package(nlohmann_json REQUIRED)
-graphsub_stage(graphsub_ort DIRS ort DEPS graphsub_ir nlohmann_json::nlohmann_json)
-target_compile_definitions(graphsub_ort PRIVATE GRAPHSUB_SOURCE_DIR_FOR_TOOLS="${CMAKE_SOURCE_DIR}")
-list(APPEND GRAPHSUB_CLI_LIBS graphsub_ort)
 
 # ONNX import/export (the only stage that talks to protobuf).
 find_package(Protobuf REQUIRED)
@@ -39,3 +34,10 @@ list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)
 graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_onednn)
 target_compile_definitions(graphsub_opt PRIVATE GRAPHSUB_SOURCE_DIR_FOR_RULES="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_opt)
+
+# ONNX Runtime as a cost target: a Node.js worker (tools/ort_worker.js) driven over a pipe,
+# a cost model that prices operator configurations in it, and the end-to-end latency guard.
+find_package(nlohmann_json REQUIRED)
+graphsub_stage(graphsub_ort DIRS ort DEPS graphsub_opt graphsub_onnx nlohmann_json::nlohmann_json)
+target_compile_definitions(graphsub_ort PRIVATE GRAPHSUB_SOURCE_DIR_FOR_TOOLS="${CMAKE_SOURCE_DIR}")
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_ort)

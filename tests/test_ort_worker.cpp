@@ -6,7 +6,10 @@
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "onnx/onnx_model.h"
+#include "opt/cost_model.h"
+#include "opt/graph_index.h"
 #include "ort/latency_guard.h"
+#include "ort/ort_cost_model.h"
 #include "ort/ort_worker.h"
 #include "test_onnx_support.h"
 
@@ -108,6 +111,53 @@ TEST(LatencyGuard, RefusesTooFewRunsForAMedian) {
   ort::GuardOptions o;
   o.runs = 2;
   EXPECT_THROW(ort::guard_latency(shared_worker(), path, {path}, o), Error);
+}
+
+}  // namespace
+}  // namespace graphsub
+
+namespace graphsub {
+namespace {
+
+// x[1,64,56,56] -> conv 3x3 (64 -> 64) -> relu; and a relu on 8 floats.
+Graph conv_and_tiny_relu() {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 64, 56, 56});
+  auto y = b.conv(x, b.weight("w", {64, 64, 3, 3}), {.pad = 1});
+  b.output("y", b.relu(y));
+  b.output("z", b.relu(b.input("t", {1, 8})));
+  return b.finish();
+}
+
+double price_of(opt::CostModel& m, const Graph& g, const std::string& op, int nth = 0) {
+  auto constant = opt::constant_nodes(g);
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id) && g.node(id).op->name == op && nth-- == 0) return m.node_cost(g, id, constant);
+  ADD_FAILURE() << "no " << op;
+  return 0;
+}
+
+TEST(OrtCostModel, PricesByKernelTimeAndCachesTheTable) {
+  std::string dir = scratch_dir("ort_cost");
+  std::filesystem::remove_all(dir);
+  Graph g = conv_and_tiny_relu();
+  double conv, tiny;
+  {
+    ort::OrtCostModel m(shared_worker(), dir, 1, null_reporter());
+    conv = price_of(m, g, "conv");
+    tiny = price_of(m, g, "relu", 1);
+    EXPECT_GT(m.per_kernel_us(), 0.0);
+    EXPECT_GT(tiny, 0.0);
+    // 231 MFLOP against 8 floats: orders of magnitude apart on any machine.
+    EXPECT_GT(conv, 20 * tiny);
+    EXPECT_EQ(m.table_size(), 2u);
+  }
+  // A second model reads the saved table and measures nothing: the prices are the same.
+  ort::OrtCostModel again(shared_worker(), dir, 1, null_reporter());
+  EXPECT_EQ(again.table_size(), 2u);
+  EXPECT_DOUBLE_EQ(price_of(again, g, "conv"), conv);
+  EXPECT_DOUBLE_EQ(price_of(again, g, "relu", 1), tiny);
+  EXPECT_EQ(again.table_size(), 2u);
 }
 
 }  // namespace

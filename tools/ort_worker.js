@@ -12,7 +12,7 @@
 //        dimensions (dims: {symbol: value} overrides); profile: per-node profiling on.
 //   time {ids, runs, warmup}                -> {ms: {id: [runs...]}}; round r runs the ids in
 //        rotated order, reversed on odd rounds (A B C, C B A, B C A, ...)
-//   profile {id, runs}                      -> {by_op: {op_type: ms per run}, total_ms}
+//   profile {id, runs}                      -> {by_op: {op_type: ms per run}, total_ms, kernels}
 //   unload {id}; quit
 // Inputs are seeded random values drawn per session in input order, so two models with the
 // same inputs get the same values.
@@ -22,7 +22,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const readline = require('readline');
-const {loadOrt, makeRng, randomTensor, timeOnce} = require('./ort_common');
+const {loadOrt, makeRng, median, randomTensor, timeOnce} = require('./ort_common');
 
 const ort = loadOrt();
 const sessions = new Map();  // id -> {session, feeds, profileDir}
@@ -81,7 +81,9 @@ async function time(req) {
 }
 
 // Per-node profiling: ONNX Runtime writes a Chrome-trace JSON when profiling ends; node events
-// carry the operator type in args.op_name and their duration in microseconds.
+// carry the operator type in args.op_name and their duration in microseconds. Each node's time
+// is the median over every run since the session was loaded (warm-up runs included, which the
+// median outvotes), so a caller may run the session before asking.
 async function profile(req) {
   const s = get(req.id);
   if (!s.profileDir) throw new Error(`model '${req.id}' was loaded without profiling`);
@@ -92,15 +94,20 @@ async function profile(req) {
   const events = JSON.parse(fs.readFileSync(path.join(s.profileDir, files[0]), 'utf8'));
   fs.rmSync(s.profileDir, {recursive: true, force: true});
   s.profileDir = null;
-  const byOp = {};
-  let total = 0;
+  const perNode = new Map();  // node name -> {op, us: [...]}
   for (const e of events) {
     if (e.cat !== 'Node' || !e.args || !e.args.op_name || !e.name.endsWith('_kernel_time')) continue;
-    const ms = e.dur / 1000 / req.runs;
-    byOp[e.args.op_name] = (byOp[e.args.op_name] || 0) + ms;
+    if (!perNode.has(e.name)) perNode.set(e.name, {op: e.args.op_name, us: []});
+    perNode.get(e.name).us.push(e.dur);
+  }
+  const byOp = {};
+  let total = 0;
+  for (const {op, us} of perNode.values()) {
+    const ms = median(us) / 1000;
+    byOp[op] = (byOp[op] || 0) + ms;
     total += ms;
   }
-  return {by_op: byOp, total_ms: total};
+  return {by_op: byOp, total_ms: total, kernels: perNode.size};
 }
 
 async function handle(req) {

@@ -1,0 +1,50 @@
+#pragma once
+// The ONNX Runtime cost target: each operator configuration is exported as a one-operator
+// ONNX model (its constant inputs as initializers, as in the real graph, where ONNX Runtime
+// pre-packs them) and run in ONNX Runtime through the worker with per-node profiling; its
+// price is the median kernel time of every kernel ONNX Runtime ran for it (a configuration
+// whose activation ONNX Runtime fuses into the convolution shows as one fused kernel; layout
+// reorders it inserts are counted) plus ONNX Runtime's per-kernel dispatch cost, measured once
+// on a chain of tiny operators. Prices are cached per CPU, thread count and runtime version.
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ir/report.h"
+#include "opt/cost_model.h"
+#include "ort/ort_worker.h"
+
+namespace graphsub::ort {
+
+class OrtCostModel : public opt::CostModel {
+ public:
+  // Loads <cache_dir>/ort-op-costs-<cpu>-ort<version>.json when present.
+  OrtCostModel(Worker& worker, std::string cache_dir, int threads, Reporter& reporter);
+  ~OrtCostModel() override;  // saves new measurements (errors are reported, not thrown)
+
+  std::string name() const override { return "ort"; }
+  std::string assumptions() const override;
+
+  double per_kernel_us() const { return per_kernel_us_; }
+  size_t table_size() const { return table_.size(); }
+  void save();
+
+ protected:
+  double config_cost(const opt::OpConfig& c) override;
+
+ private:
+  // Kernel time (us) and kernel count of one exported model, by per-node profiling.
+  std::pair<double, int> profile_model(const std::string& path);
+  double measure_per_kernel_us();
+
+  Worker& worker_;
+  int threads_;
+  Reporter& reporter_;
+  std::string path_, scratch_;
+  std::map<std::string, double> table_;  // config key -> price (us)
+  double per_kernel_us_ = -1;
+  bool dirty_ = false;
+  size_t measured_now_ = 0;
+};
+
+}  // namespace graphsub::ort
