@@ -11,6 +11,7 @@
 #include "ort/latency_guard.h"
 #include "ort/ort_cost_model.h"
 #include "ort/ort_worker.h"
+#include "ort/target.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
@@ -158,6 +159,37 @@ TEST(OrtCostModel, PricesByKernelTimeAndCachesTheTable) {
   EXPECT_DOUBLE_EQ(price_of(again, g, "conv"), conv);
   EXPECT_DOUBLE_EQ(price_of(again, g, "relu", 1), tiny);
   EXPECT_EQ(again.table_size(), 2u);
+}
+
+}  // namespace
+}  // namespace graphsub
+
+namespace graphsub {
+namespace {
+
+TEST(OrtTarget, DefaultIsOnnxRuntimeAndFallsBackToOnednnWithAReason) {
+  auto t = ort::open_target("");
+  EXPECT_EQ(t.name, "ort");
+  EXPECT_NE(t.worker, nullptr);
+  ort::WorkerOptions missing;
+  missing.node = "/nonexistent/node";
+  auto f = ort::open_target("", missing);
+  EXPECT_EQ(f.name, "onednn");
+  EXPECT_EQ(f.worker, nullptr);
+  EXPECT_NE(f.fallback.find("/nonexistent/node"), std::string::npos) << f.fallback;
+}
+
+TEST(OrtTarget, ExplicitOrtThatCannotStartIsAnErrorAndUnknownNamesAreListed) {
+  ort::WorkerOptions missing;
+  missing.node = "/nonexistent/node";
+  EXPECT_THROW(ort::open_target("ort", missing), Error);
+  EXPECT_EQ(ort::open_target("onednn", missing).name, "onednn");
+  try {
+    ort::open_target("tensorrt");
+    FAIL() << "an unknown target was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ort, onednn"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
