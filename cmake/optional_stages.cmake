@@ -35,9 +35,19 @@ graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_onednn)
 target_compile_definitions(graphsub_opt PRIVATE GRAPHSUB_SOURCE_DIR_FOR_RULES="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_opt)
 
+# JSON (the optimizer's cost caches, ONNX Runtime's worker protocol, the driver's reports):
+# header-only.
+find_package(nlohmann_json 3 REQUIRED)
+target_link_libraries(graphsub_opt PRIVATE nlohmann_json::nlohmann_json)
+
 # ONNX Runtime as a cost target: a Node.js worker (tools/ort_worker.js) driven over a pipe,
 # a cost model that prices operator configurations in it, and the end-to-end latency guard.
-find_package(nlohmann_json REQUIRED)
 graphsub_stage(graphsub_ort DIRS ort DEPS graphsub_opt graphsub_onnx nlohmann_json::nlohmann_json)
 target_compile_definitions(graphsub_ort PRIVATE GRAPHSUB_SOURCE_DIR_FOR_TOOLS="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_ort)
+
+# The jobs the command line and the Python module share: option structs and their
+# validation, the ONNX pipeline (import, optimize, check, export) and the report.
+graphsub_stage(graphsub_driver DIRS driver
+               DEPS graphsub_opt graphsub_onnx graphsub_models nlohmann_json::nlohmann_json)
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_driver)

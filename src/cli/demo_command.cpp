@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "cli/commands.h"
+#include "driver/rule_jobs.h"
 #include "exec/reference_executor.h"
 #include "exec_onednn/onednn_executor.h"
 #include "ir/print.h"
@@ -27,15 +29,21 @@ double millis(F&& f) {
 void add_demo_command(CLI::App& app, GlobalFlags& flags) {
   auto* cmd = app.add_subcommand(
       "demo", "build the built-in demo network, run it, print outputs and run time");
-  static bool show_graph = false;
-  static int runs = 10;
-  static int threads = 0;
-  cmd->add_flag("--print-graph", show_graph, "print the graph as text");
-  cmd->add_option("--runs", runs, "timed runs of the fast executor (the median is printed)")
+  struct DemoOptions {
+    bool show_graph = false;
+    int runs = 10;
+    int threads = 0;
+  };
+  auto o = std::make_shared<DemoOptions>();
+  cmd->add_flag("--print-graph", o->show_graph, "print the graph as text");
+  cmd->add_option("--runs", o->runs, "timed runs of the fast executor (the median is printed)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--threads", threads, "oneDNN threads (0: OpenMP default, all cores)")
+  cmd->add_option("--threads", o->threads, "oneDNN threads (0: OpenMP default, all cores)")
       ->check(CLI::NonNegativeNumber);
-  cmd->callback([&flags] {
+  cmd->callback([o, &flags] {
+    driver::check_threads("--threads", o->threads);
+    const bool show_graph = o->show_graph;
+    const int runs = o->runs, threads = o->threads;
     Graph g = demo_model();
     if (show_graph) fmt::print("{}", to_text(g));
     auto feeds = random_feeds(g, 1);

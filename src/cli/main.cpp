@@ -4,7 +4,6 @@
 #include <new>
 
 #include "cli/commands.h"
-#include "cli/onnx_command.h"
 #include "ir/error.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +11,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   graphsub::GlobalFlags flags;
   app.add_flag("-q,--quiet", flags.quiet, "no progress lines or informational output");
+  // A flag a subcommand does not know is tried on the app: -q also after the subcommand.
+  app.fallthrough();
   graphsub::add_demo_command(app, flags);
   graphsub::add_check_axioms_command(app, flags);
   graphsub::add_verify_command(app, flags);

@@ -4,45 +4,40 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 #include "cli/commands.h"
 #include "cli/terminal_reporter.h"
-#include "rules/rule_parser.h"
-#include "verify/verifier.h"
+#include "driver/rule_jobs.h"
 
 namespace graphsub {
 
 void add_verify_command(CLI::App& app, GlobalFlags& flags) {
   auto* cmd = app.add_subcommand("verify", "prove the rules of a rule file from the axioms (Z3)");
-  static std::string file, axioms_path;
-  static unsigned timeout_ms = 10000;
-  static int threads = 0;
-  static bool no_numeric = false, times = false, reuse_context = false;
-  cmd->add_option("file", file, "rule file (rules/*.rules)")->required();
-  cmd->add_option("--axioms", axioms_path, "axioms file (default: specs/operators.axioms)");
-  cmd->add_option("--timeout-ms", timeout_ms, "time limit per rule in milliseconds")
+  struct VerifyCommandOptions {
+    driver::VerifyJobOptions job;
+    bool no_numeric = false, times = false;
+  };
+  auto c = std::make_shared<VerifyCommandOptions>();
+  auto& o = c->job;
+  cmd->add_option("file", o.file, "rule file (rules/*.rules)")->required();
+  cmd->add_option("--axioms", o.axioms, "axioms file (default: specs/operators.axioms)");
+  cmd->add_option("--timeout-ms", o.timeout_ms, "time limit per rule in milliseconds")
       ->capture_default_str();
-  static unsigned rlimit = 0;
-  cmd->add_option("--rlimit", rlimit,
+  cmd->add_option("--rlimit", o.rlimit,
                   "Z3 resource limit per output, deterministic unlike the time limit (0: none)");
-  cmd->add_option("--threads", threads, "worker threads (default: all cores)");
-  cmd->add_flag("--no-numeric", no_numeric, "skip the numerical test before the solver");
-  cmd->add_flag("--reuse-context", reuse_context,
+  cmd->add_option("--threads", o.threads, "worker threads (default: all cores)");
+  cmd->add_flag("--no-numeric", c->no_numeric, "skip the numerical test before the solver");
+  cmd->add_flag("--reuse-context", o.reuse_context,
                 "one Z3 solver per thread holding the axioms; each rule in its own push/pop scope");
-  cmd->add_flag("--times", times, "print the time of each rule (output then varies run to run)");
-  cmd->callback([&flags] {
-    std::string ax = axioms_path.empty() ? rules::default_axioms_path() : axioms_path;
-    rules::RuleSet axioms = rules::load_rules(ax);
-    rules::RuleSet set = rules::load_rules(file, &axioms);
-    verify::VerifyOptions opts;
-    opts.timeout_ms = timeout_ms;
-    opts.rlimit = rlimit;
-    opts.threads = threads;
-    opts.numeric_test = !no_numeric;
-    opts.reuse_context = reuse_context;
-    verify::Verifier verifier(std::move(axioms), opts);
+  cmd->add_flag("--times", c->times, "print the time of each rule (output then varies run to run)");
+  cmd->callback([c, &flags] {
+    c->job.numeric = !c->no_numeric;
     TerminalReporter rep(flags.quiet);
-    auto verdicts = verifier.verify_all(set.rules, rep);
+    driver::VerifyJobResult res = driver::run_verify_job(c->job, rep);
+    const auto& verdicts = res.verdicts;
+    const bool times = c->times;
 
     size_t width = 0;
     for (auto& v : verdicts) width = std::max(width, v.name.size());
@@ -60,11 +55,11 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
         fmt::print("NOT PROVED  {:<{}}{}  {}: {}\n", v.name, width, time,
                    verify::verdict_name(v.verdict), v.reason);
     }
-    size_t proved = counts[verify::Verdict::Proved];
+    size_t proved = res.proved();
     fmt::print(
         "{} rules from {}: {} proved, {} not proved ({} counterexample, {} unknown, {} timeout, {} "
         "invalid)\n",
-        verdicts.size(), file, proved, verdicts.size() - proved,
+        verdicts.size(), res.file, proved, verdicts.size() - proved,
         counts[verify::Verdict::Counterexample], counts[verify::Verdict::Unknown],
         counts[verify::Verdict::Timeout], counts[verify::Verdict::Invalid]);
     if (times && !ms.empty()) {

@@ -99,4 +99,10 @@ void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::stri
 std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
                               const ExportOptions& opts = {});
 
+// Nodes of a serialized model (or of a model file, external data not read) by op_type, keyed
+// as ImportSummary::onnx_op_counts is (domain-qualified outside the default domain).
+std::map<std::string, int64_t> onnx_node_counts(std::string_view model_bytes,
+                                                const std::string& label = "<memory>");
+std::map<std::string, int64_t> onnx_file_node_counts(const std::string& path);
+
 }  // namespace graphsub

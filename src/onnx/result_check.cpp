@@ -92,7 +92,7 @@ static std::vector<HostTensor<float>> run_graph(const Graph& g, const TensorMap<
 }
 
 ResultCheck check_results(const Graph& original, const Graph& optimized, int runs, uint64_t seed,
-                          double rtol, double atol, CheckExecutor executor) {
+                          double rtol, double atol, CheckExecutor executor, Reporter& rep) {
   if (runs < 1) throw Error("result check: the number of runs must be at least 1");
   auto opaque_names = [](const Graph& g) {
     std::set<std::string> s;
@@ -133,7 +133,9 @@ ResultCheck check_results(const Graph& original, const Graph& optimized, int run
     uint64_t s = seed + static_cast<uint64_t>(run) * 7919;
     auto feeds = random_feeds(a, s);
     add_dataless_weights(a, s, feeds);
+    rep.progress("check", 2.0 * run, 2.0 * runs, "running the original");
     auto ra = run_graph(a, feeds, executor);
+    rep.progress("check", 2.0 * run + 1, 2.0 * runs, "running the optimized model");
     auto feeds_b = random_feeds(b, s);
     add_dataless_weights(b, s, feeds_b);
     for (const auto& [name, t] : feeds)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/report.h"
 
 namespace graphsub {
 
@@ -51,7 +52,8 @@ enum class CheckExecutor { Reference, Onednn };
 
 ResultCheck check_results(const Graph& original, const Graph& optimized, int runs,
                           uint64_t seed = 1, double rtol = 1e-4, double atol = 1e-5,
-                          CheckExecutor executor = CheckExecutor::Reference);
+                          CheckExecutor executor = CheckExecutor::Reference,
+                          Reporter& rep = null_reporter());
 
 // The graph with every opaque node cut out (see above); `boundary_names` receives the names
 // of the extra outputs. Exposed for tests.

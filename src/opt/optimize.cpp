@@ -70,8 +70,13 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, Repor
 
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, CostModel& cost,
                               Reporter& reporter) {
-  validate(g);
   RuleLibrary lib(opts.rules, reporter);
+  return optimize_graph(g, opts, lib, cost, reporter);
+}
+
+OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
+                              CostModel& cost, Reporter& reporter) {
+  validate(g);
   auto transforms = lib.transforms();
   OptimizeResult r;
   r.rules_loaded = transforms.size();

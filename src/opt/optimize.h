@@ -58,6 +58,10 @@ std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, Reporter& reporter);
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, CostModel& cost,
                               Reporter& reporter);
+// With a rule library the caller loaded once (opts.rules is then not read): the command line
+// and the Python module load it before the long run and use it again to find a bad rewrite.
+OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
+                              CostModel& cost, Reporter& reporter);
 
 // Peak resident memory of this process so far in MiB (VmHWM on Linux; 0 elsewhere).
 double process_peak_rss_mib();

@@ -1,0 +1,165 @@
+#include "cli/optimize_output.h"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <set>
+
+namespace graphsub {
+
+namespace {
+
+std::string pct(double before, double after) {
+  if (before == 0) return "-";
+  return fmt::format("{:+.1f}%", 100.0 * (after - before) / before);
+}
+
+std::set<std::string> union_of_keys(const std::map<std::string, size_t>& a,
+                                    const std::map<std::string, size_t>& b) {
+  std::set<std::string> ops;
+  for (const auto& [op, n] : a) ops.insert(op);
+  for (const auto& [op, n] : b) ops.insert(op);
+  return ops;
+}
+
+}  // namespace
+
+void OnnxJobPrinter::imported(const ImportedModel& m) {
+  if (quiet_) return;
+  const auto& s = m.summary;
+  int64_t nodes = 0;
+  for (const auto& [op, n] : s.onnx_op_counts) nodes += n;
+  fmt::print("imported {}: opset {}, {} ONNX nodes -> {} graphsub operators", input_,
+             m.info->opset(), nodes, m.graph.num_ops());
+  if (!m.info->producer_name.empty())
+    fmt::print(" (from {}{})", m.info->producer_name,
+               m.info->producer_version.empty() ? "" : " " + m.info->producer_version);
+  fmt::print("\n");
+  if (s.removed)
+    fmt::print("  removed {} Identity/Dropout node{}\n", s.removed, s.removed == 1 ? "" : "s");
+  if (s.opaque.empty()) {
+    fmt::print("  opaque nodes: none (every operator has graphsub semantics)\n");
+  } else {
+    fmt::print("  opaque nodes ({}): kept as they are; the optimizer works around them\n",
+               s.opaque.size());
+    for (const auto& o : s.opaque)
+      fmt::print("    {} ({}{}): {}\n", o.name, o.domain.empty() ? "" : o.domain + ":", o.op_type,
+                 o.reason);
+  }
+  for (const auto& n : s.notes) fmt::print("  note: {}\n", n);
+}
+
+void OnnxJobPrinter::optimized(const Graph& before, const opt::OptimizeResult& r) {
+  if (quiet_) return;
+  auto a = opt::op_counts(before), b = opt::op_counts(r.optimized);
+  fmt::print("{:<16} {:>8} {:>8}\n", "operator", "before", "after");
+  size_t ta = 0, tb = 0;
+  for (const auto& op : union_of_keys(a, b)) {
+    size_t x = a.count(op) ? a.at(op) : 0, y = b.count(op) ? b.at(op) : 0;
+    ta += x;
+    tb += y;
+    fmt::print("{:<16} {:>8} {:>8}{}\n", op, x, y, x == y ? "" : "  *");
+  }
+  fmt::print("{:<16} {:>8} {:>8}\n", "total", ta, tb);
+  fmt::print("cost ({}): {:.1f} us -> {:.1f} us ({:.3f}x)\n", r.cost_model, r.initial_cost,
+             r.final_cost, r.final_cost > 0 ? r.initial_cost / r.final_cost : 1.0);
+  fmt::print("  cost model assumed: {}\n", r.assumptions);
+  fmt::print("search: {} graphs expanded, {} kept, {:.2f} s, stopped by {}\n", r.search.expanded,
+             r.search.kept, r.search.seconds, r.search.stopped_by);
+  if (r.rules_applied.empty()) {
+    fmt::print("rules applied: none\n");
+  } else {
+    std::vector<std::string> parts;
+    for (const auto& [rule, n] : r.rules_applied) parts.push_back(fmt::format("{} x{}", rule, n));
+    fmt::print("rules applied: {}\n", fmt::join(parts, ", "));
+  }
+  if (r.folded) fmt::print("weights pre-computed: {} operators\n", r.folded);
+}
+
+void OnnxJobPrinter::checked(const ResultCheck& rc, double secs) {
+  if (quiet_ && rc.ok) return;
+  fmt::print("check ({} executor, {:.1f} s): {}\n", rc.executor, secs, rc.scope());
+  for (const auto& t : rc.tensors) {
+    fmt::print("  {} '{}': max abs diff {:.3g}, max rel diff {:.3g} (scale {:.3g}) {}\n",
+               t.boundary ? "cut" : "output", t.name, t.max_abs, t.max_rel, t.max_ref,
+               t.ok ? "ok" : "MISMATCH");
+    if (t.nonfinite)
+      fmt::print(
+          "    warning: {} values of the original are NaN or infinite on these inputs; "
+          "those were only compared for equality\n",
+          t.nonfinite);
+  }
+}
+
+void OnnxJobPrinter::check_skipped() {
+  if (!quiet_)
+    fmt::print(
+        "check: skipped (--check 0); the optimized model was not compared with the original\n");
+}
+
+void print_written(const std::string& output) {
+  auto size = std::filesystem::file_size(output);
+  std::string data = output + ".data";
+  bool external = std::filesystem::exists(data);
+  fmt::print("wrote {} ({:.1f} MB{}), onnx::checker ok\n", output, static_cast<double>(size) / 1e6,
+             external ? fmt::format(", weights in {}", data) : "");
+}
+
+void print_model_report(const driver::Report& rep, const driver::ModelJobOptions& o) {
+  const opt::OptimizeResult& r = rep.result;
+  fmt::print("optimized model {}\n", o.model);
+  fmt::print("cost model: {} ({})\n", r.cost_model, r.assumptions);
+  fmt::print("rules: {} in use\n\n", r.rules_loaded);
+
+  const auto &before = rep.ops_before, &after = rep.ops_after;
+  fmt::print("{:<16} {:>8} {:>8}\n", "operator", "before", "after");
+  size_t ta = 0, tb = 0;
+  for (const auto& op : union_of_keys(before, after)) {
+    size_t x = before.count(op) ? before.at(op) : 0, y = after.count(op) ? after.at(op) : 0;
+    ta += x;
+    tb += y;
+    fmt::print("{:<16} {:>8} {:>8}\n", op, x, y);
+  }
+  fmt::print("{:<16} {:>8} {:>8}\n\n", "total", ta, tb);
+
+  fmt::print("{:<22} {:>12} {:>12} {:>10}\n", "", "before", "after", "change");
+  fmt::print("{:<22} {:>12.1f} {:>12.1f} {:>10}\n", "cost (us, predicted)", r.initial_cost,
+             r.final_cost, pct(r.initial_cost, r.final_cost));
+  if (rep.measured) {
+    const auto& t = *rep.measured;
+    fmt::print(
+        "{:<22} {:>12.3f} {:>12.3f} {:>10}   speedup {:.2f}x (fast executor, median of {} "
+        "alternated runs, {} thread(s))\n",
+        "run time (ms)", t.a.wall_ms, t.b.wall_ms, pct(t.a.wall_ms, t.b.wall_ms),
+        t.a.wall_ms / t.b.wall_ms, rep.measured_runs, rep.measured_threads);
+    fmt::print(
+        "{:<22} {:>12.3f} {:>12.3f} {:>10}   speedup {:.2f}x (processor time of the same "
+        "runs)\n",
+        "run time (CPU ms)", t.a.cpu_ms, t.b.cpu_ms, pct(t.a.cpu_ms, t.b.cpu_ms),
+        t.a.cpu_ms / t.b.cpu_ms);
+  }
+  const auto& s = r.search;
+  fmt::print(
+      "\nsearch: {} graphs expanded (stopped by {}), {} candidates, {} queued, {} dropped, "
+      "peak queue {}, {:.2f} s ({:.2f} s processor time), peak memory {:.0f} MiB\n",
+      s.expanded, s.stopped_by, s.generated, s.kept, s.dropped, s.peak_queue, s.seconds,
+      s.cpu_seconds, r.peak_rss_mib);
+  if (r.rules_applied.empty()) {
+    fmt::print("rules applied: none\n");
+  } else {
+    fmt::print("rules applied ({} applications):\n", s.steps.size());
+    for (const auto& [rule, n] : r.rules_applied) fmt::print("  {:<36} {:>4}\n", rule, n);
+  }
+  fmt::print("weights pre-computed: {} operators folded into weights\n", r.folded);
+  if (r.checked)
+    fmt::print(
+        "check: outputs match on random inputs (rtol {:g}; max abs diff {:.3g}, max rel "
+        "diff {:.3g}; reference executor, {:.2f} s)\n",
+        o.search.opt.rtol, r.check.max_abs_diff, r.check.max_rel_diff, r.check_seconds);
+  else
+    fmt::print("check: skipped (--no-check)\n");
+  if (!o.dot_dir.empty())
+    fmt::print("graphs written to {}/original.dot and {}/optimized.dot\n", o.dot_dir, o.dot_dir);
+}
+
+}  // namespace graphsub

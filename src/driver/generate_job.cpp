@@ -1,0 +1,155 @@
+#include "driver/generate_job.h"
+
+#include <fmt/format.h>
+#include <malloc.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "driver/optimize_options.h"
+#include "driver/rule_jobs.h"
+#include "gen/library_file.h"
+#include "gen/verifier_prover.h"
+#include "ir/error.h"
+#include "ir/text.h"
+#include "rules/rule_parser.h"
+
+namespace graphsub::driver {
+
+namespace {
+
+// "act=none,relu" or "poolavg.kernel=3": restricts a declared domain (for one operator).
+void apply_param_override(const std::string& spec, gen::ParamDomains& d) {
+  auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw OptionError(fmt::format("--params '{}': expected NAME=V1,V2 or OP.NAME=V1,V2", spec));
+  std::string key = spec.substr(0, eq);
+  std::string domain = key.substr(key.find('.') == std::string::npos ? 0 : key.find('.') + 1);
+  auto it = d.find(domain);
+  if (it == d.end())
+    throw OptionError(fmt::format("--params '{}': no domain '{}' is declared", spec, domain));
+  std::vector<AxiomParam> values;
+  for (auto& v : split_list(spec.substr(eq + 1), ',')) {
+    AxiomParam p = v;
+    try {
+      size_t used = 0;
+      int64_t i = std::stoll(v, &used);
+      if (used == v.size()) p = i;
+    } catch (const std::logic_error&) {
+    }
+    if (std::find(it->second.begin(), it->second.end(), p) == it->second.end())
+      throw OptionError(
+          fmt::format("--params '{}': '{}' is not in the declared domain '{}'", spec, v, domain));
+    values.push_back(p);
+  }
+  if (values.empty()) throw OptionError(fmt::format("--params '{}': no values", spec));
+  d[key] = values;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f) throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  f << text;
+  f.close();
+  if (!f) throw Error(fmt::format("error writing '{}': {}", path, std::strerror(errno)));
+}
+
+// The command as the header states it: every flag that shapes the output, in one order.
+std::string command_line(const GenerateJobOptions& o) {
+  std::string command = fmt::format("graphsub generate --max-ops {}", o.max_ops);
+  if (!o.ops.empty()) command += " --ops " + o.ops;
+  for (const auto& p : o.params) command += " --params " + p;
+  if (!o.pool.empty()) command += " --pool " + o.pool;
+  if (!o.axioms.empty()) command += " --axioms " + o.axioms;
+  command += fmt::format(" --seed {} --timeout-ms {}", o.seed, o.timeout_ms);
+  if (o.rlimit) command += fmt::format(" --rlimit {}", o.rlimit);
+  if (o.parts) command += fmt::format(" --parts {}", o.parts);
+  GenerateJobOptions defaults;
+  if (o.reduce_from != defaults.reduce_from)
+    command += fmt::format(" --reduce-from {}", o.reduce_from);
+  if (o.minimal_reads_from != defaults.minimal_reads_from)
+    command += fmt::format(" --minimal-reads-from {}", o.minimal_reads_from);
+  if (o.max_vars != defaults.max_vars) command += fmt::format(" --max-vars {}", o.max_vars);
+  if (!o.output.empty()) command += " -o " + o.output;
+  return command;
+}
+
+std::string unproved_path_of(const GenerateJobOptions& o) {
+  if (!o.unproved.empty() || o.output.empty()) return o.unproved;
+  std::string report = o.output;
+  if (report.size() > 6 && report.substr(report.size() - 6) == ".rules")
+    report.resize(report.size() - 6);
+  return report + ".unproved";
+}
+
+}  // namespace
+
+GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
+  if (o.max_ops < 1 || o.max_ops > 4)
+    throw OptionError(fmt::format("--max-ops {}: expected 1 to 4", o.max_ops));
+  check_threads("--threads", o.threads);
+  GenerateJobResult out;
+  out.unproved_path = unproved_path_of(o);
+  if (!o.output.empty()) check_writable_file("-o", o.output);
+  if (!out.unproved_path.empty()) check_writable_file("--unproved", out.unproved_path);
+
+  // For builds on glibc's allocator (GRAPHSUB_TCMALLOC=OFF; the default build links
+  // tcmalloc, where this does nothing): a verifier call without a kept context builds and
+  // frees a fresh Z3 context (tens of MiB). With glibc's default 128 KiB top pad the heap is
+  // grown and trimmed back on every call, and the page faults cost several times the proof
+  // itself (measured: 237 rules on one thread, 15 s with the default, 1.5 s with this pad;
+  // docs/benchmarks.md, Generator). Untouched pad pages are not resident, so peak memory
+  // does not grow.
+  mallopt(M_TOP_PAD, 256 << 20);
+  out.threads = o.threads > 0 ? o.threads
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::string axioms_file = o.axioms.empty() ? rules::default_axioms_path() : o.axioms;
+  rules::RuleSet axioms = rules::load_rules(axioms_file);
+
+  gen::GeneratorOptions opts;
+  opts.max_ops = o.max_ops;
+  opts.ops = split_list(o.ops, ',');
+  opts.threads = out.threads;
+  opts.seed = o.seed;
+  opts.domains = gen::domains_of(axioms);
+  for (const auto& p : o.params) apply_param_override(p, opts.domains);
+  opts.lift_domains = opts.domains;
+  opts.pool = o.pool.empty() ? gen::default_pool() : gen::parse_pool(o.pool);
+  opts.max_parts = o.parts;
+  opts.reduce_from_ops = o.reduce_from;
+  opts.max_prover_vars = o.max_vars;
+  opts.minimal_reads_from_ops = o.minimal_reads_from;
+  out.command = command_line(o);
+  out.pool_size = opts.pool.size();
+
+  verify::VerifyOptions vo;
+  vo.timeout_ms = o.timeout_ms;
+  vo.rlimit = o.rlimit;
+  vo.threads = out.threads;
+  vo.seed = o.seed;
+  // Every candidate type-checks with its variables at pool shapes: the numeric test's
+  // fallback tries those before the axioms' whole shape space.
+  for (const auto& p : opts.pool) {
+    TensorType t{.shape = p.shape};
+    if (std::find(vo.fallback_types.begin(), vo.fallback_types.end(), t) == vo.fallback_types.end())
+      vo.fallback_types.push_back(t);
+  }
+  // Verdicts were checked to be the same with a fresh context per rule, in any order
+  // (docs/benchmarks.md, Generator); the reuse saves about 3 ms of each call. Not with a
+  // resource limit, whose count might then carry over from earlier rules in the context.
+  vo.reuse_context = o.rlimit == 0;
+  verify::Verifier verifier(axioms, vo);
+  out.result = gen::run_generator(opts, gen::verifier_prover(verifier, rep), rep);
+
+  gen::LibraryInfo info{out.command, gen::pool_str(opts.pool), axioms_file};
+  out.library = gen::library_text(out.result, info);
+  out.unproved = gen::unproved_text(out.result, info);
+  if (!o.output.empty()) write_file(o.output, out.library);
+  if (!out.unproved_path.empty()) write_file(out.unproved_path, out.unproved);
+  return out;
+}
+
+}  // namespace graphsub::driver

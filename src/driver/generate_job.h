@@ -1,0 +1,45 @@
+#pragma once
+// `graphsub generate` and graphsub.generate(): enumerate graphs, find equal pairs by
+// fingerprint, re-test and prove them, prune, and produce a rule library (and the report of
+// candidates not proved). The library's header states the command that reproduces it.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gen/generator.h"
+#include "ir/report.h"
+
+namespace graphsub::driver {
+
+struct GenerateJobOptions {
+  int max_ops = 3;
+  std::string ops;                  // comma-separated axiom names ("": all)
+  std::vector<std::string> params;  // NAME=V1,V2 or OP.NAME=V1,V2
+  std::string pool;                 // "": the default pool
+  std::string axioms;               // "": specs/operators.axioms
+  std::string output;               // "": keep the texts only (Python)
+  std::string unproved;             // "": OUT with .unproved
+  int threads = 0;                  // 0: all cores
+  uint64_t seed = 1;
+  unsigned timeout_ms = 5000;
+  unsigned rlimit = 0;
+  size_t parts = 0;
+  int reduce_from = 4;
+  int max_vars = 5;
+  int minimal_reads_from = 4;
+};
+
+struct GenerateJobResult {
+  gen::GeneratorResult result;
+  std::string command;            // as the library's header states it
+  std::string library, unproved;  // the texts (also written when an output was given)
+  std::string unproved_path;      // where the unproved report went ("" without output)
+  int threads = 0;
+  size_t pool_size = 0;
+};
+
+// Throws OptionError for bad options (checked before the long run, the output files too),
+// Error for bad files.
+GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep);
+
+}  // namespace graphsub::driver

@@ -1,0 +1,207 @@
+#include "driver/optimize_job.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "ir/error.h"
+#include "ir/print.h"
+#include "models/models.h"
+#include "opt/machine_profile.h"
+#include "opt/search.h"
+
+namespace graphsub::driver {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::map<std::string, std::string> search_options_text(const SearchJobOptions& s) {
+  const auto& o = s.opt;
+  return {{"alpha", fmt::format("{}", o.search.alpha)},
+          {"budget", fmt::format("{}", o.search.budget)},
+          {"time_limit", fmt::format("{}", o.search.time_limit_s)},
+          {"max_queue", fmt::format("{}", o.search.max_queue)},
+          {"target", s.target},
+          {"cost", s.cost},
+          {"threads", fmt::format("{}", o.threads)},
+          {"seed", fmt::format("{}", o.seed)},
+          {"builtin_rules", o.rules.builtin ? "true" : "false"},
+          {"disabled_rules", fmt::format("{}", fmt::join(o.rules.disabled, ","))}};
+}
+
+// The first rule application after which the check fails (binary search over replayed
+// prefixes of the search's steps), as "RULE at WHERE"; "" when it cannot be found.
+std::string first_bad_application(const Graph& original, const opt::OptimizeResult& r,
+                                  const opt::RuleLibrary& lib, const OnnxJobOptions& o,
+                                  CheckExecutor ex, Reporter& rep) {
+  const auto& steps = r.search.steps;
+  if (steps.empty()) return "";
+  try {
+    auto graphs = opt::replay_steps(original, lib.transforms(), steps, steps.size());
+    size_t lo = 0, hi = graphs.size() - 1;
+    while (lo < hi) {
+      size_t mid = (lo + hi) / 2;
+      if (check_results(original, graphs[mid], 1, o.search.opt.seed, o.rtol, o.atol, ex, rep).ok)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    return fmt::format("{} at {}", steps[lo].rule, steps[lo].where);
+  } catch (const Error&) {
+    return "";
+  }
+}
+
+std::string mismatch_message(const opt::OptimizeResult& r, const OnnxJobOptions& o,
+                             const std::string& bad) {
+  std::vector<std::string> rules;
+  for (const auto& [rule, n] : r.rules_applied) rules.push_back(rule);
+  std::string advice =
+      bad.empty()
+          ? fmt::format("rules applied: {}; disable them one at a time with {} NAME",
+                        fmt::join(rules, ", "), kDisableRuleFlag)
+          : fmt::format(
+                "the outputs first differ after {}; rerun with {} {} to leave that rule out "
+                "(rules applied: {})",
+                bad, kDisableRuleFlag, bad.substr(0, bad.find(" at ")), fmt::join(rules, ", "));
+  return fmt::format(
+      "the optimized model does NOT compute what the original computes (tolerance rtol {} "
+      "atol {}); {}. Nothing was written.",
+      o.rtol, o.atol, advice);
+}
+
+// The --input-shape names must be inputs of the model (checked once the model is read).
+void check_input_shape_names(const OnnxJobOptions& o, const OnnxModelInfo& info) {
+  std::vector<std::string> inputs;
+  for (const auto& v : info.inputs) inputs.push_back(v.name);
+  for (const auto& [name, shape] : parse_input_shapes(o.input_shapes))
+    if (std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+      throw OptionError(
+          fmt::format("--input-shape {}: the model has no input '{}' (its inputs: {})", name, name,
+                      fmt::join(inputs, ", ")));
+}
+
+void write_dot(const std::string& dir, const std::string& file, const Graph& g,
+               const std::string& title) {
+  std::filesystem::create_directories(dir);
+  std::string path = (std::filesystem::path(dir) / file).string();
+  std::ofstream out(path);
+  out << to_dot(g, title);
+  out.close();
+  if (!out) throw Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+}
+
+}  // namespace
+
+std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep) {
+  return std::make_unique<opt::RuleLibrary>(s.opt.rules, rep);
+}
+
+OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_bytes,
+                           const opt::RuleLibrary& lib, Reporter& rep, OnnxJobObserver& observer) {
+  validate(o);
+  OnnxJobResult out;
+  Report& report = out.report;
+  report.job = "onnx";
+  report.options = search_options_text(o.search);
+  report.options["check"] = fmt::format("{}", o.check_runs);
+  report.options["check_executor"] = o.check_executor;
+  report.options["rtol"] = fmt::format("{}", o.rtol);
+  report.options["atol"] = fmt::format("{}", o.atol);
+  report.options["input_shapes"] = fmt::format("{}", fmt::join(o.input_shapes, ","));
+  report.options["opset"] = fmt::format("{}", o.opset);
+
+  ImportOptions io;
+  io.input_shapes = parse_input_shapes(o.input_shapes);
+  auto t = Clock::now();
+  ImportedModel m = model_bytes ? import_onnx_bytes(*model_bytes, "", io, rep)
+                                : import_onnx_file(o.input, io, rep);
+  report.seconds["import"] = seconds_since(t);
+  check_input_shape_names(o, *m.info);
+  report.opset = m.info->opset();
+  report.onnx_ops_before = m.summary.onnx_op_counts;
+  report.opaque = m.summary.opaque;
+  report.removed = m.summary.removed;
+  report.import_notes = m.summary.notes;
+  observer.imported(m);
+
+  // The ONNX job runs its own check (below): it handles opaque nodes and several runs.
+  opt::OptimizeOptions opts = optimizer_options(o.search);
+  opts.check = false;
+  auto cost = opt::make_cost_model(opts, rep);
+  report.result = opt::optimize_graph(m.graph, opts, lib, *cost, rep);
+  const opt::OptimizeResult& r = report.result;
+  report.ops_before = opt::op_counts(m.graph);
+  report.ops_after = opt::op_counts(r.optimized);
+  observer.optimized(m.graph, r);
+
+  CheckExecutor ex =
+      o.check_executor == "reference" ? CheckExecutor::Reference : CheckExecutor::Onednn;
+  if (o.check_runs > 0 && o.search.opt.check) {
+    t = Clock::now();
+    rep.progress("check", 0, 0, "running both models on random inputs");
+    report.check =
+        check_results(m.graph, r.optimized, o.check_runs, opts.seed, o.rtol, o.atol, ex, rep);
+    report.seconds["check"] = seconds_since(t);
+    observer.checked(*report.check, report.seconds["check"]);
+    if (!report.check->ok) {
+      out.failure = mismatch_message(r, o, first_bad_application(m.graph, r, lib, o, ex, rep));
+      return out;
+    }
+  } else {
+    observer.check_skipped();
+  }
+
+  ExportOptions eo;
+  eo.external_data = o.external_data;
+  eo.opset = o.opset;
+  t = Clock::now();
+  if (o.output.empty()) {
+    out.model_bytes = export_onnx_bytes(r.optimized, m.info.get(), eo);
+    report.onnx_ops_after = onnx_node_counts(out.model_bytes);
+  } else {
+    export_onnx_file(r.optimized, m.info.get(), o.output, eo);
+    report.onnx_ops_after = onnx_file_node_counts(o.output);
+  }
+  report.seconds["export"] = seconds_since(t);
+  return out;
+}
+
+Report run_model_job(const ModelJobOptions& o, const opt::RuleLibrary& lib, Reporter& rep) {
+  validate(o);
+  Report report;
+  report.job = "model";
+  report.options = search_options_text(o.search);
+  report.options["model"] = o.model;
+  report.options["check"] = o.search.opt.check ? "true" : "false";
+  Graph g = build_model(o.model);
+  opt::OptimizeOptions opts = optimizer_options(o.search);
+  auto cost = opt::make_cost_model(opts, rep);
+  report.result = opt::optimize_graph(g, opts, lib, *cost, rep);
+  const opt::OptimizeResult& r = report.result;
+  report.ops_before = opt::op_counts(g);
+  report.ops_after = opt::op_counts(r.optimized);
+  report.model_checked = r.checked;
+  if (o.runs > 0) {
+    report.measured = opt::time_alternated(g, r.optimized, o.runs, opts.threads);
+    report.measured_runs = o.runs;
+    report.measured_threads = opt::effective_threads(opts.threads);
+  }
+  if (!o.dot_dir.empty()) {
+    std::string what = "model " + o.model;
+    write_dot(o.dot_dir, "original.dot", g, what + " (original)");
+    write_dot(o.dot_dir, "optimized.dot", r.optimized, what + " (optimized)");
+  }
+  return report;
+}
+
+}  // namespace graphsub::driver

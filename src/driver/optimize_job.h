@@ -1,0 +1,50 @@
+#pragma once
+// The optimize jobs, shared by the command line and the Python module: the ONNX pipeline
+// import -> optimize -> check -> export, and the built-in model job (optimize, time both
+// graphs, write DOT files). Each fills a Report; an observer sees each stage as it ends so
+// that the command line can print while the job runs.
+#include <memory>
+#include <string>
+
+#include "driver/optimize_options.h"
+#include "driver/report.h"
+#include "ir/report.h"
+#include "onnx/onnx_model.h"
+#include "opt/rule_library.h"
+
+namespace graphsub::driver {
+
+class OnnxJobObserver {
+ public:
+  virtual ~OnnxJobObserver() = default;
+  virtual void imported(const ImportedModel& /*m*/) {}
+  virtual void optimized(const Graph& /*before*/, const opt::OptimizeResult& /*r*/) {}
+  virtual void checked(const ResultCheck& /*c*/, double /*seconds*/) {}
+  virtual void check_skipped() {}
+};
+
+struct OnnxJobResult {
+  Report report;
+  std::string model_bytes;  // the optimized model, when no output file was given
+  // When the check fails nothing is written: the message names the tolerance and the first
+  // rule application after which the outputs differ ("" on success).
+  std::string failure;
+};
+
+// The rule library of the options, loaded once per job (rule files, built-in rules, minus
+// the disabled ones; an unknown disabled name is an Error).
+std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep);
+
+// Runs the ONNX job on o.input, or on `model_bytes` when o.input is empty. Validates the
+// options first (validate()), then the --input-shape names against the model's inputs.
+OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_bytes,
+                           const opt::RuleLibrary& lib, Reporter& rep, OnnxJobObserver& observer);
+
+// Optimizes the built-in model; writes the DOT files when asked; times both graphs with
+// o.runs > 0. Throws Error when the optimizer's check fails.
+Report run_model_job(const ModelJobOptions& o, const opt::RuleLibrary& lib, Reporter& rep);
+
+// The flag that disables one rule by name (named in mismatch reports).
+inline constexpr const char* kDisableRuleFlag = "--disable-rule";
+
+}  // namespace graphsub::driver

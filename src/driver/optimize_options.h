@@ -1,0 +1,84 @@
+#pragma once
+// The options of the optimize jobs, as plain structs that the command line's flags and the
+// Python module's keyword arguments are bound to, and one validation per job: a value that
+// would make the answer meaningless (NaN tolerance, an unbounded run, a rule "file" that is a
+// folder, an output that is the input) is an error naming the flag before any long work.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/tensor_type.h"
+#include "opt/optimize.h"
+
+namespace graphsub::driver {
+
+// A bad option value: an Error (same messages everywhere), told apart so that the Python
+// module can raise it as ValueError too.
+class OptionError : public Error {
+ public:
+  using Error::Error;
+};
+
+// The search and its cost model: shared by both jobs.
+struct SearchJobOptions {
+  opt::OptimizeOptions opt;       // alpha, budget, time limit, queue, rules, threads, seed
+  std::string target = "onednn";  // the runtime whose costs are optimized (cost_targets())
+  std::string cost = "analytic";  // analytic | measured
+};
+
+// The runtimes the optimizer can price graphs for.
+const std::vector<std::string>& cost_targets();
+
+// `graphsub optimize in.onnx -o out.onnx` and graphsub.optimize(model): import, optimize,
+// check on random inputs, export.
+struct OnnxJobOptions {
+  SearchJobOptions search;
+  std::string input;                      // path of the model ("" when given as bytes)
+  std::string output;                     // "" only when the caller keeps the bytes (Python)
+  int check_runs = 3;                     // 0: no check
+  std::string check_executor = "onednn";  // onednn | reference
+  double rtol = 1e-4, atol = 1e-5;
+  std::vector<std::string> input_shapes;  // NAME=1x3x224x224
+  bool external_data = false;
+  int64_t opset = 0;        // 0: the input's
+  std::string report_json;  // "": no report file
+};
+
+// `graphsub optimize --model NAME`: a built-in model, timed on the fast executor.
+struct ModelJobOptions {
+  SearchJobOptions search;
+  std::string model;
+  std::string dot_dir;  // "": no DOT files
+  int runs = 10;        // timed runs of each graph (0: none)
+  std::string report_json;
+};
+
+// Largest --budget accepted without --time-limit: at the default queue an expansion of a
+// large model takes up to about a second, so this bounds an unattended run to hours, not
+// weeks; with a time limit any budget is fine.
+inline constexpr size_t kMaxBudgetWithoutTimeLimit = 1'000'000;
+// Largest --threads: beyond this the OpenMP runtime fails or thrashes (issue 20).
+int max_threads();
+
+// Throws OptionError naming the flag and the limit. Checks the files too: the input and each
+// rule file are readable regular files, the output's folder is writable and the output is not
+// the input (same file, whatever the spelling), the report's folder is writable.
+void validate(const OnnxJobOptions& o);
+void validate(const ModelJobOptions& o);
+
+// "input=1x3x224x224" -> (input, {1,3,224,224}); throws OptionError.
+std::pair<std::string, Shape> parse_input_shape(const std::string& spec);
+std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& specs);
+
+// The options the optimizer takes (cost kind resolved from the name).
+opt::OptimizeOptions optimizer_options(const SearchJobOptions& s);
+
+// Throws OptionError "cannot write to FLAG PATH: REASON" unless a file can be created at
+// `path` (its folder exists and is writable; `path` is not a folder).
+void check_writable_file(const std::string& flag, const std::string& path);
+// Throws OptionError "FLAG PATH: cannot open it: REASON" unless `path` is a readable file.
+void check_readable_file(const std::string& flag, const std::string& path);
+
+}  // namespace graphsub::driver

@@ -1,0 +1,140 @@
+#include "driver/report.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ir/error.h"
+
+namespace graphsub::driver {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+Json counts_json(const auto& before, const auto& after) {
+  Json out = Json::object();
+  std::map<std::string, std::pair<int64_t, int64_t>> both;
+  for (const auto& [op, n] : before) both[op].first = static_cast<int64_t>(n);
+  for (const auto& [op, n] : after) both[op].second = static_cast<int64_t>(n);
+  for (const auto& [op, ba] : both) out[op] = {{"before", ba.first}, {"after", ba.second}};
+  return out;
+}
+
+template <class Map>
+int64_t total(const Map& m) {
+  int64_t t = 0;
+  for (const auto& [k, n] : m) t += static_cast<int64_t>(n);
+  return t;
+}
+
+Json search_json(const opt::SearchResult& s) {
+  return {
+      {"expanded", s.expanded},     {"generated", s.generated},      {"kept", s.kept},
+      {"duplicates", s.duplicates}, {"dropped", s.dropped},          {"peak_queue", s.peak_queue},
+      {"stopped_by", s.stopped_by}, {"applications", s.steps.size()}};
+}
+
+Json rules_json(const opt::OptimizeResult& r) {
+  Json applied = Json::object();
+  for (const auto& [rule, n] : r.rules_applied) applied[rule] = n;
+  Json steps = Json::array();
+  for (const auto& s : r.search.steps) steps.push_back({{"rule", s.rule}, {"where", s.where}});
+  return {{"loaded", r.rules_loaded}, {"applied", applied}, {"steps", steps}};
+}
+
+Json check_json(const ResultCheck& c) {
+  Json tensors = Json::array();
+  for (const auto& t : c.tensors)
+    tensors.push_back({{"name", t.name},
+                       {"boundary", t.boundary},
+                       {"max_abs_diff", t.max_abs},
+                       {"max_rel_diff", t.max_rel},
+                       {"max_abs_value", t.max_ref},
+                       {"nonfinite", t.nonfinite},
+                       {"ok", t.ok}});
+  return {{"ok", c.ok},         {"runs", c.runs},    {"executor", c.executor},
+          {"rtol", c.rtol},     {"atol", c.atol},    {"opaque_cut", c.opaque_cut},
+          {"scope", c.scope()}, {"outputs", tensors}};
+}
+
+Json timings_json(const Report& r) {
+  Json t = {{"search_s", r.result.search.seconds},
+            {"search_cpu_s", r.result.search.cpu_seconds},
+            {"peak_rss_mib", r.result.peak_rss_mib}};
+  for (const auto& [stage, s] : r.seconds) t[stage + "_s"] = s;
+  if (r.model_checked) t["check_s"] = r.result.check_seconds;
+  if (r.measured) {
+    auto run = [](const opt::RunTime& x) {
+      return Json{{"wall_ms", x.wall_ms}, {"cpu_ms", x.cpu_ms}};
+    };
+    t["measured"] = {{"runs", r.measured_runs},
+                     {"threads", r.measured_threads},
+                     {"executor", "onednn"},
+                     {"before", run(r.measured->a)},
+                     {"after", run(r.measured->b)}};
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string report_json(const Report& r) {
+  Json j;
+  j["job"] = r.job;
+  Json options = Json::object();
+  for (const auto& [k, v] : r.options) options[k] = v;
+  j["options"] = options;
+  if (r.opset) {
+    Json opaque = Json::array();
+    for (const auto& o : r.opaque)
+      opaque.push_back(
+          {{"name", o.name}, {"op_type", o.op_type}, {"domain", o.domain}, {"reason", o.reason}});
+    j["import"] = {{"opset", *r.opset},
+                   {"removed_identity_dropout", r.removed},
+                   {"opaque", opaque},
+                   {"notes", r.import_notes}};
+    j["onnx_ops"] = {{"before", total(r.onnx_ops_before)},
+                     {"after", total(r.onnx_ops_after)},
+                     {"by_op", counts_json(r.onnx_ops_before, r.onnx_ops_after)}};
+  }
+  j["graph_ops"] = {{"before", total(r.ops_before)},
+                    {"after", total(r.ops_after)},
+                    {"by_op", counts_json(r.ops_before, r.ops_after)}};
+  const auto& res = r.result;
+  j["cost"] = {{"model", res.cost_model},
+               {"assumptions", res.assumptions},
+               {"predicted_before_us", res.initial_cost},
+               {"predicted_after_us", res.final_cost},
+               {"predicted_speedup", res.final_cost > 0 ? res.initial_cost / res.final_cost : 1.0}};
+  j["rules"] = rules_json(res);
+  j["search"] = search_json(res.search);
+  j["weights_precomputed"] = res.folded;
+  if (r.check) {
+    j["check"] = check_json(*r.check);
+  } else if (r.model_checked) {
+    j["check"] = {{"ok", res.check.ok},
+                  {"runs", 1},
+                  {"executor", "reference"},
+                  {"max_abs_diff", res.check.max_abs_diff},
+                  {"max_rel_diff", res.check.max_rel_diff}};
+  } else {
+    j["check"] = nullptr;  // skipped (--check 0 / --no-check)
+  }
+  j["timings"] = timings_json(r);
+  return j.dump(2) + "\n";
+}
+
+void write_report_json(const Report& r, const std::string& path) {
+  std::string text = report_json(r);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+  out << text;
+  out.close();
+  if (!out) throw Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+}
+
+}  // namespace graphsub::driver

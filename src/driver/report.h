@@ -1,0 +1,48 @@
+#pragma once
+// What an optimize job did, as data: the command line's --report-json and the Python
+// module's report dict are both this struct serialized by report_json(), so they cannot
+// disagree. Everything that depends on the machine's load (seconds, memory, measured run
+// times) is under "timings"; the rest is the same for the same input and flags.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_model.h"
+#include "onnx/result_check.h"
+#include "opt/optimize.h"
+#include "opt/runtime.h"
+
+namespace graphsub::driver {
+
+struct Report {
+  std::string job;                             // "onnx" or "model"
+  std::map<std::string, std::string> options;  // the options that shape the result, as text
+  // ONNX form only: what the import found, and the ONNX nodes before and after.
+  std::optional<int64_t> opset;
+  std::map<std::string, int64_t> onnx_ops_before, onnx_ops_after;
+  std::vector<OpaqueNodeInfo> opaque;
+  int64_t removed = 0;
+  std::vector<std::string> import_notes;
+  // graphsub operators before and after.
+  std::map<std::string, size_t> ops_before, ops_after;
+  // The optimizer's result (costs predicted, rules, search statistics).
+  opt::OptimizeResult result;
+  // The check of the ONNX form (several runs, per output) ...
+  std::optional<ResultCheck> check;
+  // ... and the built-in model form's (the optimizer's own check).
+  bool model_checked = false;
+  // Timings: wall clock of each stage and measured run times (model form with --runs).
+  std::map<std::string, double> seconds;  // "import", "check", "export"
+  std::optional<opt::PairTiming> measured;
+  int measured_runs = 0, measured_threads = 0;
+};
+
+// The report as JSON text (two-space indent, keys in a fixed order, ends with a newline).
+std::string report_json(const Report& r);
+
+// Writes report_json(r) to `path`; throws Error "cannot write PATH: REASON".
+void write_report_json(const Report& r, const std::string& path);
+
+}  // namespace graphsub::driver
