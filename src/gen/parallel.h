@@ -56,7 +56,15 @@ void parallel_for(size_t n, int threads, Body&& body, Tick&& tick) {
     std::unique_lock<std::mutex> lk(mu);
     while (running > 0) {
       lk.unlock();
-      tick(done.load());
+      // A tick that throws (Cancelled, say) stops the workers; they are joined before it is
+      // rethrown.
+      if (!failed) {
+        try {
+          tick(done.load());
+        } catch (...) {
+          if (!failed.exchange(true)) error = std::current_exception();
+        }
+      }
       lk.lock();
       cv.wait_for(lk, std::chrono::milliseconds(100), [&] { return running == 0; });
     }

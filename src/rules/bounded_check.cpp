@@ -147,8 +147,9 @@ AxiomCheckReport check_axioms(const RuleSet& axioms, const ShapeSpace& space,
   std::atomic<size_t> next{0}, done{0};
   std::mutex rep_mu;
   std::exception_ptr failure;
+  std::atomic<bool> stop{false};  // a failure (or a progress() that threw) ends every worker
   auto worker = [&] {
-    while (true) {
+    while (!stop) {
       size_t k = next.fetch_add(1);
       if (k >= items.size()) return;
       const Item& it = items[k];
@@ -162,12 +163,18 @@ AxiomCheckReport check_axioms(const RuleSet& axioms, const ShapeSpace& space,
       } catch (...) {
         std::lock_guard<std::mutex> lk(rep_mu);
         if (!failure) failure = std::current_exception();
+        stop = true;
       }
       item_seconds[k] = since(ti);
       size_t d = done.fetch_add(1) + 1;
       std::lock_guard<std::mutex> lk(rep_mu);
-      rep.progress("check-axioms", static_cast<double>(d), static_cast<double>(items.size()),
-                   r.name);
+      try {
+        rep.progress("check-axioms", static_cast<double>(d), static_cast<double>(items.size()),
+                     r.name);
+      } catch (...) {
+        if (!failure) failure = std::current_exception();
+        stop = true;
+      }
     }
   };
   int n = opts.threads > 0 ? opts.threads
