@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -479,7 +481,7 @@ RuleSet parse_rules(std::string_view text, const std::string& file, const RuleSe
 
 RuleSet load_rules(const std::string& path, const RuleSet* known) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot read rule file '{}'", path));
+  if (!in) throw Error(fmt::format("cannot read rule file '{}': {}", path, std::strerror(errno)));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_rules(ss.str(), path, known);
