@@ -1,0 +1,149 @@
+"""graphsub: a superoptimizer for deep-learning computation graphs (docs/python.md).
+
+The functions here are the command line's jobs over the same C++ library: an option left at
+None takes the command line's default. Errors raise graphsub.Error with the command line's
+messages (graphsub.OptionError, also a ValueError, for a bad option value). Long calls release
+the GIL, stop on Ctrl-C (KeyboardInterrupt) and call progress(stage, done, total, detail)
+about every 50 ms while they run; an exception raised by that callback cancels the job and
+is re-raised.
+"""
+
+import json
+import os
+
+from . import _graphsub
+from ._graphsub import Error, OptionError
+
+__all__ = ["Error", "OptionError", "CheckError", "TARGETS", "optimize", "verify",
+           "check_axioms", "generate", "rules"]
+
+#: The runtimes optimize() can price graphs for (its target=).
+TARGETS = tuple(_graphsub.targets)
+
+
+class CheckError(Error):
+    """The optimized model does not compute what the original computes; nothing is
+    returned. ``report`` holds the report (its "check" names the outputs that differ)."""
+
+    def __init__(self, message, report):
+        super().__init__(message)
+        self.report = report
+
+
+def _paths(value):
+    """None, one path, or an iterable of paths -> None or a list of str."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, os.PathLike)):
+        return [os.fsdecode(value)]
+    return [os.fsdecode(v) for v in value]
+
+
+def _path(value):
+    return None if value is None else os.fsdecode(value)
+
+
+def _input_shapes(shapes):
+    """{name: (1, 3, 224, 224)} or ["name=1x3x224x224"] -> the command line's NAME=DxD specs."""
+    if shapes is None:
+        return []
+    if isinstance(shapes, dict):
+        return [f"{name}={'x'.join(str(int(d)) for d in dims)}" for name, dims in shapes.items()]
+    return [str(s) for s in shapes]
+
+
+def _model_source(model):
+    """(bytes or None, path) of an onnx.ModelProto, serialized bytes or a path."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), ""
+    if isinstance(model, (str, os.PathLike)):
+        return None, os.fsdecode(model)
+    if hasattr(model, "SerializeToString"):  # onnx.ModelProto, without importing onnx here
+        return model.SerializeToString(), ""
+    raise TypeError(f"optimize: model must be an onnx.ModelProto, bytes or a path, "
+                    f"not {type(model).__name__}")
+
+
+def optimize(model, *, target="onednn", budget=None, alpha=None, time_limit=None,
+             max_queue=None, cost=None, rules=None, disable_rules=(), builtin_rules=True,
+             check=None, check_executor=None, rtol=None, atol=None, input_shapes=None,
+             seed=None, threads=None, cache_dir=None, opset=None, progress=None):
+    """Optimizes an ONNX model: import, cost-based search over verified rewrite rules, a
+    check on random inputs, export. Returns (onnx.ModelProto, report dict); the report is
+    what ``graphsub optimize ... --report-json`` writes for the same flags.
+
+    model: onnx.ModelProto, serialized bytes, or a path (external data next to it is read).
+    target: a name of TARGETS. rules: a rule file or a list of them (None: the shipped
+    library). check: random input sets compared (0: no check). input_shapes: {input: shape}
+    for symbolic dimensions. Raises CheckError when the check fails.
+    """
+    import onnx  # the result is a ModelProto; onnx is only needed here
+
+    if target not in TARGETS:
+        raise OptionError(f"target {target!r}: no such target (valid targets: "
+                          f"{', '.join(TARGETS)})")
+    data, path = _model_source(model)
+    out, report_text, failure = _graphsub.optimize(
+        model_bytes=data, path=path, target=target, budget=budget, alpha=alpha,
+        time_limit=time_limit, max_queue=max_queue, cost=cost, rules=_paths(rules),
+        disable_rules=list(disable_rules), builtin_rules=builtin_rules, check=check,
+        check_executor=check_executor, rtol=rtol, atol=atol,
+        input_shapes=_input_shapes(input_shapes), seed=seed, threads=threads,
+        cache_dir=_path(cache_dir), opset=opset, progress=progress)
+    report = json.loads(report_text)
+    if failure:
+        raise CheckError(failure, report)
+    return onnx.load_from_string(out), report
+
+
+def _rule_source(rules):
+    """(file label, text) of a rule file path or of rule text in the rule language."""
+    if isinstance(rules, os.PathLike):
+        return os.fsdecode(rules), ""
+    if isinstance(rules, str) and rules.lstrip().startswith(("(", ";")):
+        return "<text>", rules
+    return os.fsdecode(rules), ""
+
+
+def verify(rules, axioms=None, *, timeout_ms=None, rlimit=None, threads=None, numeric=True,
+           reuse_context=False, progress=None):
+    """Proves rules from the axioms with Z3 (after a numeric pre-test), like ``graphsub
+    verify``. rules: a rule file's path, or rule text (a string starting with "(" or ";").
+    Returns one dict per rule: name, verdict (proved, counterexample, unknown, timeout,
+    invalid), proved, reason, output, tested, numeric_ms, solver_ms."""
+    file, text = _rule_source(rules)
+    return _graphsub.verify(file=file, text=text, axioms=_path(axioms), timeout_ms=timeout_ms,
+                            rlimit=rlimit, threads=threads, numeric=numeric,
+                            reuse_context=reuse_context, progress=progress)
+
+
+def check_axioms(axioms=None, *, only=(), threads=None, seed=None, progress=None):
+    """Tests every axiom on all legal parameters and small shapes with the reference kernels,
+    like ``graphsub check-axioms``. Returns {file, axioms: [{name, holds, instances, exact,
+    param_sets, counterexample}], all_hold, instances, exact, seconds}."""
+    return _graphsub.check_axioms(axioms=_path(axioms), only=list(only), threads=threads,
+                                  seed=seed, progress=progress)
+
+
+def generate(max_ops, *, ops=None, params=(), pool=None, axioms=None, output=None,
+             unproved=None, threads=None, seed=None, timeout_ms=None, rlimit=None, parts=None,
+             reduce_from=None, max_vars=None, minimal_reads_from=None, progress=None):
+    """Generates a rule library like ``graphsub generate``: ops is a list (or comma-separated
+    string) of axiom operator names. Returns {library, unproved (texts), command, rules,
+    lifted, unproved_count, graphs, verifier_calls, output, unproved_path, seconds}; with
+    output= the texts are also written (the unproved report beside it)."""
+    if ops is not None and not isinstance(ops, str):
+        ops = ",".join(ops)
+    return _graphsub.generate(max_ops=max_ops, ops=ops, params=list(params), pool=pool,
+                              axioms=_path(axioms), output=_path(output),
+                              unproved=_path(unproved), threads=threads, seed=seed,
+                              timeout_ms=timeout_ms, rlimit=rlimit, parts=parts,
+                              reduce_from=reduce_from, max_vars=max_vars,
+                              minimal_reads_from=minimal_reads_from, progress=progress)
+
+
+def rules(path=None, *, builtin=True, disabled=()):
+    """The rules optimize() would use: [{name, origin ("FILE:LINE" or "built-in"), text (in
+    the rule language; "" for built-in rules)}]. path: a rule file or a list of them (None:
+    the shipped library)."""
+    return _graphsub.rules(files=_paths(path), builtin=builtin, disabled=list(disabled))
