@@ -1,0 +1,222 @@
+// Option values that would make an answer meaningless, flags of the other form, and file
+// checks before the long run (issue 20, item 7): each is an error naming the flag, the path or
+// the limit; and --report-json writes the report.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "test_onnx_support.h"
+
+namespace graphsub {
+namespace {
+
+using testing::OnnxBuilder;
+using testing::run_command;
+using testing::scratch_dir;
+
+std::string graphsub_bin() {
+  return std::string(GRAPHSUB_BINARY_DIR) + "/graphsub";
+}
+
+// x -> Relu -> Relu -> y: small enough that every run here takes a fraction of a second.
+std::string relu_model(const std::string& dir) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 4});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Relu", {"r"}, {"y"});
+  b.output("y", {1, 4});
+  return b.save(dir + "/relu.onnx");
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// Runs `graphsub optimize MODEL -o OUT FLAGS` in the scratch folder; returns the exit status.
+int optimize(const std::string& flags, std::string* log, const std::string& sub = "options") {
+  std::string dir = scratch_dir(sub);
+  std::string in = relu_model(dir);
+  return run_command(fmt::format("{} optimize {} -o {}/out.onnx --cache-dir {}/cache {}",
+                                 graphsub_bin(), in, dir, dir, flags),
+                     log);
+}
+
+void expect_error(const std::string& flags, const std::string& message) {
+  std::string log;
+  EXPECT_EQ(optimize(flags, &log), 1) << flags << "\n" << log;
+  EXPECT_NE(log.find(message), std::string::npos) << flags << "\n" << log;
+  // Rejected before the model was read.
+  EXPECT_EQ(log.find("imported"), std::string::npos) << flags << "\n" << log;
+}
+
+TEST(CliOptions, NanOrOutOfRangeAlphaIsRejected) {
+  expect_error("--alpha nan", "--alpha nan: must be a number from 1 to 10");
+  expect_error("--alpha 0.5", "--alpha 0.5: must be a number from 1 to 10");
+}
+
+TEST(CliOptions, ToleranceMustBeFiniteAndNotNegative) {
+  expect_error("--rtol nan", "--rtol nan: must be a finite number, at least 0");
+  expect_error("--rtol -0.1", "--rtol -0.1: must be a finite number");
+  expect_error("--atol inf", "--atol inf: must be a finite number");
+  expect_error("--atol nan", "--atol nan: must be a finite number");
+  expect_error("--atol -1", "--atol -1: must be a finite number");
+}
+
+TEST(CliOptions, HugeBudgetNeedsATimeLimit) {
+  expect_error("--budget 100000000", "without --time-limit the budget is at most 1000000");
+  std::string log;
+  // With a time limit it runs (this model's search ends long before either bound).
+  EXPECT_EQ(optimize("-q --budget 100000000 --time-limit 30", &log), 0) << log;
+}
+
+TEST(CliOptions, ThreadsAreBounded) {
+  expect_error("--threads 100000", "--threads 100000: at most");
+  std::string log;
+  EXPECT_EQ(run_command(fmt::format("{} verify --threads 100000 {}/tests/rules/true.rules",
+                                    graphsub_bin(), GRAPHSUB_SOURCE_DIR),
+                        &log),
+            1);
+  EXPECT_NE(log.find("--threads 100000: expected 0 (all cores) to"), std::string::npos) << log;
+}
+
+TEST(CliOptions, RulesMustBeReadableFiles) {
+  std::string dir = scratch_dir("options");
+  expect_error(fmt::format("--rules {}", dir),
+               fmt::format("--rules {}: cannot read it: it is a folder", dir));
+  expect_error(
+      fmt::format("--rules {}/none.rules", dir),
+      fmt::format("--rules {}/none.rules: cannot open it: No such file or directory", dir));
+}
+
+TEST(CliOptions, InputShapeMustNameAnInput) {
+  std::string log;
+  EXPECT_EQ(optimize("--input-shape nope=1x4", &log), 1) << log;
+  EXPECT_NE(log.find("--input-shape nope: the model has no input 'nope' (its inputs: x)"),
+            std::string::npos)
+      << log;
+}
+
+TEST(CliOptions, FlagsOfTheOtherFormAreErrors) {
+  expect_error("--dot /tmp/dots", "--dot applies to the built-in models (--model NAME) only");
+  expect_error("--runs 3", "--runs applies to the built-in models");
+  std::string log;
+  EXPECT_EQ(run_command(fmt::format("{} optimize --model demo -o x.onnx", graphsub_bin()), &log),
+            1);
+  EXPECT_NE(log.find("-o,--output applies to ONNX files only"), std::string::npos) << log;
+  EXPECT_EQ(run_command(fmt::format("{} optimize --model demo --rtol 0.1", graphsub_bin()), &log),
+            1);
+  EXPECT_NE(log.find("--rtol applies to ONNX files only"), std::string::npos) << log;
+}
+
+TEST(CliOptions, QuietAfterTheSubcommand) {
+  std::string log;
+  EXPECT_EQ(optimize("-q", &log), 0) << log;
+  EXPECT_EQ(log.find("operator"), std::string::npos) << log;  // no table
+  EXPECT_EQ(log.find("wrote"), std::string::npos) << log;
+}
+
+TEST(CliOptions, MissingInputSaysWhy) {
+  std::string dir = scratch_dir("options"), log;
+  EXPECT_EQ(
+      run_command(fmt::format("{} optimize {}/missing.onnx -o {}/y.onnx", graphsub_bin(), dir, dir),
+                  &log),
+      1);
+  EXPECT_NE(log.find("cannot open it: No such file or directory"), std::string::npos) << log;
+}
+
+TEST(CliOptions, OutputThatIsTheInputUnderAnotherNameIsRefused) {
+  std::string dir = scratch_dir("options_same_file");
+  std::string in = relu_model(dir), before = read_file(in);
+  std::filesystem::remove(dir + "/link.onnx");
+  std::filesystem::create_symlink(in, dir + "/link.onnx");
+  for (const std::string& out :
+       {dir + "/./relu.onnx", dir + "/../options_same_file/relu.onnx", dir + "/link.onnx"}) {
+    std::string log;
+    EXPECT_EQ(run_command(fmt::format("{} optimize {} -o {}", graphsub_bin(), in, out), &log), 1)
+        << out;
+    EXPECT_NE(log.find("the output file must differ from the input file"), std::string::npos)
+        << log;
+  }
+  EXPECT_EQ(read_file(in), before);  // the input is untouched
+}
+
+TEST(CliOptions, OutputFolderIsCheckedBeforeTheRun) {
+  std::string dir = scratch_dir("options"), log;
+  EXPECT_EQ(run_command(fmt::format("{} optimize {} -o {}/no/such/folder/out.onnx", graphsub_bin(),
+                                    relu_model(dir), dir),
+                        &log),
+            1);
+  EXPECT_NE(log.find("cannot write to -o"), std::string::npos) << log;
+  EXPECT_NE(log.find("there is no folder"), std::string::npos) << log;
+  EXPECT_EQ(log.find("imported"), std::string::npos) << log;
+}
+
+TEST(CliOptions, UnknownTargetListsTheValidOnes) {
+  expect_error("--target nope", "--target nope: no such target (valid targets: onednn)");
+}
+
+// x -> Conv -> Relu -> Add(., x) -> Relu -> y: the second relu goes (relu of a sum of relus).
+std::string conv_model(const std::string& dir) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 3, 8, 8});
+  b.init("w", {3, 3, 3, 3});
+  auto& c = b.node("Conv", {"x", "w"}, {"c"});
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("Add", {"r", "x"}, {"a"});
+  b.node("Relu", {"a"}, {"y"});
+  b.output("y", {1, 3, 8, 8});
+  return b.save(dir + "/conv.onnx");
+}
+
+TEST(CliOptions, ReportJsonHasTheCountsRulesCostsAndCheck) {
+  std::string dir = scratch_dir("options_report"), log;
+  std::string report = dir + "/report.json";
+  std::filesystem::remove(report);
+  ASSERT_EQ(run_command(fmt::format("{} -q optimize {} -o {}/out.onnx --check 2 --report-json {} "
+                                    "--cache-dir {}/cache",
+                                    graphsub_bin(), conv_model(dir), dir, report, dir),
+                        &log),
+            0)
+      << log;
+  auto j = nlohmann::json::parse(read_file(report));
+  EXPECT_EQ(j["job"], "onnx");
+  EXPECT_EQ(j["onnx_ops"]["before"], 4);
+  EXPECT_EQ(j["onnx_ops"]["by_op"]["Relu"]["before"], 2);
+  EXPECT_EQ(j["graph_ops"]["before"], 4);
+  EXPECT_LT(j["graph_ops"]["after"].get<int>(), 4);
+  ASSERT_FALSE(j["rules"]["steps"].empty());
+  EXPECT_TRUE(j["rules"]["applied"].contains(j["rules"]["steps"][0]["rule"].get<std::string>()));
+  EXPECT_EQ(j["check"]["ok"], true);
+  EXPECT_EQ(j["check"]["runs"], 2);
+  EXPECT_EQ(j["check"]["outputs"][0]["name"], "y");
+  EXPECT_GT(j["cost"]["predicted_before_us"].get<double>(), 0.0);
+  EXPECT_LT(j["cost"]["predicted_after_us"].get<double>(),
+            j["cost"]["predicted_before_us"].get<double>());
+  EXPECT_TRUE(j["timings"].contains("search_s"));
+}
+
+TEST(CliOptions, ReportJsonOfABuiltInModelHasItsMeasuredTimes) {
+  std::string dir = scratch_dir("options_report"), log;
+  std::string report = dir + "/demo.json";
+  std::filesystem::remove(report);
+  ASSERT_EQ(run_command(fmt::format("{} optimize --model demo --budget 5 --runs 2 --report-json {} "
+                                    "--cache-dir {}/cache",
+                                    graphsub_bin(), report, dir),
+                        &log),
+            0)
+      << log;
+  auto j = nlohmann::json::parse(read_file(report));
+  EXPECT_EQ(j["job"], "model");
+  EXPECT_EQ(j["options"]["model"], "demo");
+  EXPECT_FALSE(j.contains("onnx_ops"));
+  EXPECT_EQ(j["timings"]["measured"]["runs"], 2);
+  EXPECT_GT(j["timings"]["measured"]["before"]["wall_ms"].get<double>(), 0.0);
+  EXPECT_EQ(j["check"]["ok"], true);
+}
+
+}  // namespace
+}  // namespace graphsub
