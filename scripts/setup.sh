@@ -14,7 +14,9 @@ APT_PACKAGES=(
   libtbb-dev libxxhash-dev libgoogle-perftools-dev graphviz
   clang libclang-rt-14-dev   # fuzz/run_fuzz.sh (libFuzzer target of the ONNX importer)
   python3-torch python3-torchvision python3-onnx
+  python3-dev pybind11-dev python3-pytest   # the Python module (python/) and its tests
 )
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -22,7 +24,6 @@ done
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then missing+=(nodejs npm); fi
 if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -q
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
@@ -35,6 +36,17 @@ fi
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)"
+
+# `import graphsub` for Debian's /usr/bin/python3: a .pth file in its site folder names this
+# checkout's build/python, where the module is built (run setup again after moving the
+# checkout; the last checkout set up is the one imported). docs/python.md.
+py_site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
+py_dir=$(cd "$BUILD_DIR/python" && pwd)
+if [ "$(cat "$py_site/graphsub.pth" 2>/dev/null)" != "$py_dir" ]; then
+  $SUDO mkdir -p "$py_site"
+  echo "$py_dir" | $SUDO tee "$py_site/graphsub.pth" >/dev/null
+  echo "setup: import graphsub now loads $py_dir (via $py_site/graphsub.pth)"
+fi
 
 if [ "${1:-}" != "--no-run" ]; then
   # The main job: optimize a built-in model with the shipped rules, check the result on
