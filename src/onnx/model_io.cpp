@@ -4,9 +4,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -19,7 +17,7 @@ std::string read_binary_file(const std::string& path) {
   if (std::filesystem::is_directory(path, ec))
     throw Error(fmt::format("cannot read '{}': it is a directory", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("cannot open '{}': {}", path, std::strerror(errno)));
+  if (!in) throw Error(fmt::format("cannot open '{}'", path));
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw Error(fmt::format("reading '{}' failed", path));
   return bytes;
@@ -52,8 +50,7 @@ void write_model(onnx::ModelProto& m, const std::string& path, bool external) {
     fs::path data_path = fs::path(path).string() + ".data";
     std::string location = data_path.filename().string();
     std::ofstream data(data_path, std::ios::binary | std::ios::trunc);
-    if (!data)
-      throw Error(fmt::format("cannot write '{}': {}", data_path.string(), std::strerror(errno)));
+    if (!data) throw Error(fmt::format("cannot write '{}'", data_path.string()));
     int64_t offset = 0;
     for (auto& t : *m.mutable_graph()->mutable_initializer()) {
       if (!t.has_raw_data() || t.raw_data().size() < 1024) continue;
@@ -83,7 +80,7 @@ void write_model(onnx::ModelProto& m, const std::string& path, bool external) {
                     "external data",
                     path));
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
+  if (!out) throw Error(fmt::format("cannot write '{}'", path));
   if (!m.SerializeToOstream(&out)) throw Error(fmt::format("writing '{}' failed", path));
   out.close();
   if (!out) throw Error(fmt::format("writing '{}' failed", path));
