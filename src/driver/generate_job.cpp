@@ -145,7 +145,9 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   out.result = gen::run_generator(opts, gen::verifier_prover(verifier, rep), rep);
 
   gen::LibraryInfo info{out.command, gen::pool_str(opts.pool), axioms_file};
+  rep.progress("write", 0, 2, "the library");
   out.library = gen::library_text(out.result, info);
+  rep.progress("write", 1, 2, "the unproved candidates");
   out.unproved = gen::unproved_text(out.result, info);
   if (!o.output.empty()) write_file(o.output, out.library);
   if (!out.unproved_path.empty()) write_file(out.unproved_path, out.unproved);

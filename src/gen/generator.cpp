@@ -384,10 +384,15 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     c.shape_conds = std::move(it->second.shape_conds);
     keys.push_back(it->first);
   }
-  parallel_for(classes.size(), opts.threads, [&](size_t i, size_t) {
-    classes[i].eq = equality_from_key(keys[i]);
-    std::string().swap(keys[i]);
-  });
+  parallel_for(
+      classes.size(), opts.threads,
+      [&](size_t i, size_t) {
+        classes[i].eq = equality_from_key(keys[i]);
+        std::string().swap(keys[i]);
+      },
+      [&](size_t done) {
+        rep.progress("classes", static_cast<double>(done), static_cast<double>(classes.size()));
+      });
   std::vector<std::string>().swap(keys);
   // Most general forms: within a skeleton, a class that is a renaming instance of one with
   // more variables depends on it.
@@ -396,13 +401,18 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     classes[i].vars = num_vars(classes[i].eq);
     by_skeleton[classes[i].eq.skeleton].push_back(i);
   }
-  for (auto& [skel, members] : by_skeleton)
+  size_t skeletons_done = 0;
+  for (auto& [skel, members] : by_skeleton) {
+    if (++skeletons_done % 256 == 0)  // a progress report (and a chance to cancel) now and then
+      rep.progress("most general forms", static_cast<double>(skeletons_done),
+                   static_cast<double>(by_skeleton.size()));
     for (size_t i : members)
       for (size_t j : members)
         if (classes[j].vars > classes[i].vars && is_instance(classes[i].eq, classes[j].eq) &&
             (classes[i].general < 0 ||
              classes[j].vars > classes[static_cast<size_t>(classes[i].general)].vars))
           classes[i].general = static_cast<int>(j);
+  }
 
   // ---- verification, smallest rules first ----
   // A class needs no proof of its own when it is a renaming instance of a proven class, or
@@ -427,7 +437,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
         ceqs.push_back(&classes[i].eq);
         which.push_back(i);
       }
-    lifts = find_lifts(ceqs, opts.lift_domains, opts.threads);
+    lifts = find_lifts(ceqs, opts.lift_domains, opts.threads, rep);
     for (auto& lf : lifts)
       for (auto& m : lf.members) m = which[m];
   }
@@ -485,9 +495,14 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   std::vector<size_t> order(classes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::vector<int> sizes(classes.size());
-  parallel_for(classes.size(), opts.threads, [&](size_t i, size_t) {
-    sizes[i] = count_ops(classes[i].eq.lhs) + count_ops(classes[i].eq.rhs);
-  });
+  parallel_for(
+      classes.size(), opts.threads,
+      [&](size_t i, size_t) {
+        sizes[i] = count_ops(classes[i].eq.lhs) + count_ops(classes[i].eq.rhs);
+      },
+      [&](size_t done) {
+        rep.progress("classes", static_cast<double>(done), static_cast<double>(classes.size()));
+      });
   auto size_of = [&](size_t i) { return sizes[i]; };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return size_of(a) < size_of(b); });

@@ -119,7 +119,7 @@ Equality lift_value(const Equality& e, const std::string& domain, const AxiomPar
 }
 
 std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
-                             const ParamDomains& declared, int threads) {
+                             const ParamDomains& declared, int threads, Reporter& rep) {
   std::vector<Item> items;
   for (size_t i = 0; i < classes.size(); ++i) items.push_back({*classes[i], {i}, 0});
   std::vector<Lift> out;
@@ -151,23 +151,29 @@ std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
       Equality lifted;
     };
     std::vector<std::vector<Site>> sites_of(items.size());
-    parallel_for(items.size(), threads, [&](size_t i, size_t) {
-      const Item& it = items[i];
-      std::set<std::string> lifted_domains;
-      for (auto& p : param_vars_of(it.eq.lhs)) lifted_domains.insert(param_var_domain(p));
-      for (auto& p : param_vars_of(it.eq.rhs)) lifted_domains.insert(param_var_domain(p));
-      // The (domain, value) pairs present.
-      std::set<std::pair<std::string, std::string>> seen;
-      auto visit = [&](const std::string& d, const Term& v) {
-        if (v.kind == Term::Kind::Var || lifted_domains.count(d) || !declared.count(d)) return;
-        AxiomParam val = rules::param_value(v);
-        std::string str = rules::param_str(val);
-        if (seen.insert({d, str}).second)
-          sites_of[i].push_back({d, std::move(str), val, lift_summary(it.eq, d, val)});
-      };
-      for (auto& t : it.eq.lhs) for_each_param(*t, visit);
-      for (auto& t : it.eq.rhs) for_each_param(*t, visit);
-    });
+    parallel_for(
+        items.size(), threads,
+        [&](size_t i, size_t) {
+          const Item& it = items[i];
+          std::set<std::string> lifted_domains;
+          for (auto& p : param_vars_of(it.eq.lhs)) lifted_domains.insert(param_var_domain(p));
+          for (auto& p : param_vars_of(it.eq.rhs)) lifted_domains.insert(param_var_domain(p));
+          // The (domain, value) pairs present.
+          std::set<std::pair<std::string, std::string>> seen;
+          auto visit = [&](const std::string& d, const Term& v) {
+            if (v.kind == Term::Kind::Var || lifted_domains.count(d) || !declared.count(d)) return;
+            AxiomParam val = rules::param_value(v);
+            std::string str = rules::param_str(val);
+            if (seen.insert({d, str}).second)
+              sites_of[i].push_back({d, std::move(str), val, lift_summary(it.eq, d, val)});
+          };
+          for (auto& t : it.eq.lhs) for_each_param(*t, visit);
+          for (auto& t : it.eq.rhs) for_each_param(*t, visit);
+        },
+        [&](size_t done) {
+          rep.progress("lift parameters", static_cast<double>(done),
+                       static_cast<double>(items.size()));
+        });
     // Sites with equal lifted forms have equal summaries: a group can only be complete where
     // its summary's sites are.
     // (Sorted runs rather than a map of sets: hundreds of thousands of sites.)
@@ -189,13 +195,19 @@ std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
       }
       for (size_t k = b; k < e; ++k) by_summary[k]->open = complete;
     }
-    parallel_for(items.size(), threads, [&](size_t i, size_t) {
-      for (Site& site : sites_of[i])
-        if (site.open) {
-          site.lifted = lift_value(items[i].eq, site.domain, site.param);
-          canonicalize(site.lifted);
-        }
-    });
+    parallel_for(
+        items.size(), threads,
+        [&](size_t i, size_t) {
+          for (Site& site : sites_of[i])
+            if (site.open) {
+              site.lifted = lift_value(items[i].eq, site.domain, site.param);
+              canonicalize(site.lifted);
+            }
+        },
+        [&](size_t done) {
+          rep.progress("lift parameters", static_cast<double>(done),
+                       static_cast<double>(items.size()));
+        });
     std::map<std::string, Group> groups;
     for (size_t i = 0; i < items.size(); ++i)
       for (Site& site : sites_of[i]) {

@@ -10,6 +10,7 @@
 
 #include "gen/equality.h"
 #include "gen/gen_op.h"
+#include "ir/report.h"
 
 namespace graphsub::gen {
 
@@ -27,6 +28,7 @@ Equality lift_value(const Equality& e, const std::string& domain, const AxiomPar
 // `threads`: worker threads for canonicalizing the lifted forms (the result does not depend
 // on them).
 std::vector<Lift> find_lifts(const std::vector<const Equality*>& classes,
-                             const ParamDomains& declared, int threads = 1);
+                             const ParamDomains& declared, int threads = 1,
+                             Reporter& rep = null_reporter());
 
 }  // namespace graphsub::gen
