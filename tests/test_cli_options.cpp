@@ -12,13 +12,10 @@
 namespace graphsub {
 namespace {
 
+using testing::graphsub_bin;
 using testing::OnnxBuilder;
 using testing::run_command;
 using testing::scratch_dir;
-
-std::string graphsub_bin() {
-  return std::string(GRAPHSUB_BINARY_DIR) + "/graphsub";
-}
 
 // x -> Relu -> Relu -> y: small enough that every run here takes a fraction of a second.
 std::string relu_model(const std::string& dir) {

@@ -11,13 +11,10 @@
 namespace graphsub {
 namespace {
 
+using testing::graphsub_bin;
 using testing::OnnxBuilder;
 using testing::run_command;
 using testing::scratch_dir;
-
-std::string graphsub_bin() {
-  return std::string(GRAPHSUB_BINARY_DIR) + "/graphsub";
-}
 
 // x -> Conv -> Relu -> Add(., x) -> com.example:Opaque -> Relu -> y
 std::string model_file(const std::string& dir) {

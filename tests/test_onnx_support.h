@@ -46,6 +46,9 @@ inline int run_command(const std::string& cmd, std::string* output = nullptr) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// The graphsub command of this build.
+inline std::string graphsub_bin() { return std::string(GRAPHSUB_BINARY_DIR) + "/graphsub"; }
+
 inline std::string tool(const std::string& name) {
   return (std::filesystem::path(GRAPHSUB_SOURCE_DIR) / "tools" / name).string();
 }

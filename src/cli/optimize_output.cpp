@@ -14,12 +14,21 @@ std::string pct(double before, double after) {
   return fmt::format("{:+.1f}%", 100.0 * (after - before) / before);
 }
 
-std::set<std::string> union_of_keys(const std::map<std::string, size_t>& a,
-                                    const std::map<std::string, size_t>& b) {
+// One row per operator and a total; with `mark_changes` a "*" on the rows that changed.
+void print_op_table(const std::map<std::string, size_t>& a, const std::map<std::string, size_t>& b,
+                    bool mark_changes) {
   std::set<std::string> ops;
   for (const auto& [op, n] : a) ops.insert(op);
   for (const auto& [op, n] : b) ops.insert(op);
-  return ops;
+  fmt::print("{:<16} {:>8} {:>8}\n", "operator", "before", "after");
+  size_t ta = 0, tb = 0;
+  for (const auto& op : ops) {
+    size_t x = a.count(op) ? a.at(op) : 0, y = b.count(op) ? b.at(op) : 0;
+    ta += x;
+    tb += y;
+    fmt::print("{:<16} {:>8} {:>8}{}\n", op, x, y, mark_changes && x != y ? "  *" : "");
+  }
+  fmt::print("{:<16} {:>8} {:>8}\n", "total", ta, tb);
 }
 
 }  // namespace
@@ -51,16 +60,7 @@ void OnnxJobPrinter::imported(const ImportedModel& m) {
 
 void OnnxJobPrinter::optimized(const Graph& before, const opt::OptimizeResult& r) {
   if (quiet_) return;
-  auto a = opt::op_counts(before), b = opt::op_counts(r.optimized);
-  fmt::print("{:<16} {:>8} {:>8}\n", "operator", "before", "after");
-  size_t ta = 0, tb = 0;
-  for (const auto& op : union_of_keys(a, b)) {
-    size_t x = a.count(op) ? a.at(op) : 0, y = b.count(op) ? b.at(op) : 0;
-    ta += x;
-    tb += y;
-    fmt::print("{:<16} {:>8} {:>8}{}\n", op, x, y, x == y ? "" : "  *");
-  }
-  fmt::print("{:<16} {:>8} {:>8}\n", "total", ta, tb);
+  print_op_table(opt::op_counts(before), opt::op_counts(r.optimized), true);
   fmt::print("cost ({}): {:.1f} us -> {:.1f} us ({:.3f}x)\n", r.cost_model, r.initial_cost,
              r.final_cost, r.final_cost > 0 ? r.initial_cost / r.final_cost : 1.0);
   fmt::print("  cost model assumed: {}\n", r.assumptions);
@@ -111,16 +111,8 @@ void print_model_report(const driver::Report& rep, const driver::ModelJobOptions
   fmt::print("cost model: {} ({})\n", r.cost_model, r.assumptions);
   fmt::print("rules: {} in use\n\n", r.rules_loaded);
 
-  const auto &before = rep.ops_before, &after = rep.ops_after;
-  fmt::print("{:<16} {:>8} {:>8}\n", "operator", "before", "after");
-  size_t ta = 0, tb = 0;
-  for (const auto& op : union_of_keys(before, after)) {
-    size_t x = before.count(op) ? before.at(op) : 0, y = after.count(op) ? after.at(op) : 0;
-    ta += x;
-    tb += y;
-    fmt::print("{:<16} {:>8} {:>8}\n", op, x, y);
-  }
-  fmt::print("{:<16} {:>8} {:>8}\n\n", "total", ta, tb);
+  print_op_table(rep.ops_before, rep.ops_after, false);
+  fmt::print("\n");
 
   fmt::print("{:<22} {:>12} {:>12} {:>10}\n", "", "before", "after", "change");
   fmt::print("{:<22} {:>12.1f} {:>12.1f} {:>10}\n", "cost (us, predicted)", r.initial_cost,
