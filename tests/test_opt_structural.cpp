@@ -6,7 +6,7 @@
 #include "onnx/onnx_model.h"
 #include "opt/graph_index.h"
 #include "opt/numeric_check.h"
-#include "opt/precompute.h"
+#include "exec/precompute.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
 

@@ -63,10 +63,11 @@ void print_import_summary(const std::string& path, const ImportedModel& m, bool 
   } else {
     fmt::print("  opaque nodes ({}): kept as they are; the optimizer works around them\n",
                s.opaque.size());
-    for (const auto& o : s.opaque)
-      fmt::print("    {} ({}{}): {}\n", o.name, o.domain.empty() ? "" : o.domain + ":", o.op_type,
-                 o.reason);
+    for (const auto& line : opaque_summary_lines(s)) fmt::print("    {}\n", line);
   }
+  if (s.folded)
+    fmt::print("  shape computations evaluated at import: {} node{}\n", s.folded,
+               s.folded == 1 ? "" : "s");
   for (const auto& n : s.notes) fmt::print("  note: {}\n", n);
 }
 
@@ -100,10 +101,13 @@ void print_changes(const Graph& before, const opt::OptimizeResult& r, bool quiet
   if (r.folded) fmt::print("weights pre-computed: {} operators\n", r.folded);
 }
 
-void print_check(const ResultCheck& rc, double secs, bool quiet) {
+// Outputs one line each; cuts at opaque nodes grouped by op type (mismatches also alone).
+void print_check(const ResultCheck& rc, const Graph& original, double secs, bool quiet) {
   if (quiet && rc.ok) return;
   fmt::print("check ({} executor, {:.1f} s): {}\n", rc.executor, secs, rc.scope());
+  for (const auto& line : cut_summary_lines(rc, original)) fmt::print("  cuts at {}\n", line);
   for (const auto& t : rc.tensors) {
+    if (t.boundary && t.ok && !t.nonfinite) continue;
     fmt::print("  {} '{}': max abs diff {:.3g}, max rel diff {:.3g} (scale {:.3g}) {}\n",
                t.boundary ? "cut" : "output", t.name, t.max_abs, t.max_rel, t.max_ref,
                t.ok ? "ok" : "MISMATCH");
@@ -193,7 +197,7 @@ int run_onnx_optimize(const OnnxCliOptions& o_in, const OptimizeCliOptions& flag
     rep.progress("check", 0, 0, "running both models on random inputs");
     ResultCheck rc =
         check_results(m.graph, r.optimized, o.check_runs, opts.seed, o.rtol, o.atol, ex);
-    print_check(rc, seconds_since(t), flags.quiet);
+    print_check(rc, m.graph, seconds_since(t), flags.quiet);
     if (!rc.ok) {
       std::string bad = first_bad_application(m.graph, r, opts, o, ex);
       std::vector<std::string> rules;
@@ -211,6 +215,25 @@ int run_onnx_optimize(const OnnxCliOptions& o_in, const OptimizeCliOptions& flag
                  "(tolerance rtol {} atol {}); {}. Nothing was written.\n",
                  o.rtol, o.atol, advice);
       return 1;
+    }
+    // The written model keeps the symbolic dimensions: the check runs again at the other
+    // value of each (the model imported there against the optimized graph instantiated
+    // there); a graph that fixed a dimension's value fails here rather than when run.
+    for (size_t p = 0; p < m.info->symbolic.size(); ++p) {
+      const SymbolicDim& d = m.info->symbolic[p];
+      auto t2 = Clock::now();
+      ResultCheck alt =
+          check_results(m.alt_graphs[p], instantiate_symbolic(r.optimized, *m.info, p),
+                        o.check_runs, opts.seed, o.rtol, o.atol, ex);
+      if (!flags.quiet) fmt::print("at {}={}: ", d.name, d.alt);
+      print_check(alt, m.alt_graphs[p], seconds_since(t2), flags.quiet);
+      if (!alt.ok) {
+        fmt::print(stderr,
+                   "error: at {}={} the optimized model does NOT compute what the original "
+                   "computes; optimize at that value with --input-shape. Nothing was written.\n",
+                   d.name, d.alt);
+        return 1;
+      }
     }
   } else if (!flags.quiet) {
     fmt::print(

@@ -9,7 +9,7 @@
 #include "opt/analytic_cost.h"
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"
-#include "opt/precompute.h"
+#include "exec/precompute.h"
 
 namespace graphsub::opt {
 
