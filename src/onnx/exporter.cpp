@@ -363,7 +363,15 @@ void Exporter::write_nodes() {
         auto& written = *c_->gp.mutable_node(k);
         if (written.op_type() == "Reshape" && written.output_size() == 1 &&
             written.output(0) == outs[0]) {
+          // The fixed target write_operator made is read by nobody now.
+          std::string fixed = written.input(1);
           written.set_input(1, target);
+          auto* inits = c_->gp.mutable_initializer();
+          for (int i = inits->size(); i-- > 0;)
+            if (inits->Get(i).name() == fixed) {
+              inits->DeleteSubrange(i, 1);
+              break;
+            }
           break;
         }
       }

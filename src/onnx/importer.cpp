@@ -224,8 +224,9 @@ void Importer::create_inputs() {
       for (const auto& p : v.dim_params)
         if (!p.empty()) params.push_back(p);
       result_.summary.notes.push_back(
-          fmt::format("input '{}': symbolic dimension{} {} set to {} (shape {}); use "
-                      "--input-shape to choose",
+          fmt::format("input '{}': symbolic dimension{} {} set to {} (shape {}) for the "
+                      "optimization, kept symbolic in the written model; use --input-shape to "
+                      "choose the value",
                       vi.name(), params.size() == 1 ? "" : "s", fmt::join(params, ", "),
                       opts_.default_dim, shape_str(v.shape)));
     }
