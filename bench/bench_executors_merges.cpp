@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/precompute.h"
 #include "ir/error.h"
 #include "ir/report.h"
 #include "ir/text.h"
@@ -26,7 +27,6 @@
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"
 #include "opt/optimize.h"
-#include "exec/precompute.h"
 #include "opt/rule_library.h"
 #include "opt/runtime.h"
 

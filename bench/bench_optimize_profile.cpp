@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "exec/host_tensor.h"
+#include "exec/precompute.h"
 #include "exec_onednn/onednn_executor.h"
 #include "ir/error.h"
 #include "ir/report.h"
@@ -26,7 +27,6 @@
 #include "models/models.h"
 #include "opt/graph_index.h"
 #include "opt/optimize.h"
-#include "exec/precompute.h"
 #include "opt/runtime.h"
 
 namespace graphsub {
