@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/precompute.h"
 #include "ir/error.h"
 #include "ir/report.h"
 #include "ir/text.h"
@@ -26,7 +27,6 @@
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"
 #include "opt/optimize.h"
-#include "opt/precompute.h"
 #include "opt/rule_library.h"
 #include "opt/runtime.h"
 
@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
     if (!only_rules.empty()) rule_sets = {only_rules};
     for (auto& name : models) {
       Graph g = build_model(name);
-      opt::precompute_weights(g);
+      precompute_weights(g);
       std::set<std::string> seen;
       for (auto& rules : rule_sets) {
         Graph merged = g;
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
           if (n) applied += fmt::format("{}{} x{}", applied.empty() ? "" : ", ", rule, n);
         }
         if (applied.empty() || !seen.insert(applied).second) continue;  // nothing new
-        opt::precompute_weights(merged);
+        precompute_weights(merged);
         double a0 = analytic.graph_cost(g), a1 = analytic.graph_cost(merged);
         double m0 = measured.graph_cost(g), m1 = measured.graph_cost(merged);
         auto t = opt::time_alternated(g, merged, runs, 1);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "exec/host_tensor.h"
+#include "exec/precompute.h"
 #include "exec_onednn/onednn_executor.h"
 #include "ir/error.h"
 #include "ir/report.h"
@@ -26,7 +27,6 @@
 #include "models/models.h"
 #include "opt/graph_index.h"
 #include "opt/optimize.h"
-#include "opt/precompute.h"
 #include "opt/runtime.h"
 
 namespace graphsub {
@@ -153,7 +153,7 @@ int main(int argc, char** argv) {
       Graph g = build_model(name);
       auto model = opt::make_cost_model(o, rep);
       opt::OptimizeResult r = opt::optimize_graph(g, o, *model, rep);
-      opt::precompute_weights(g);  // as the optimized graph's weights are
+      precompute_weights(g);  // as the optimized graph's weights are
       std::string rules;
       for (auto& [rule, n] : r.rules_applied)
         rules += fmt::format("{}{} x{}", rules.empty() ? "" : ", ", rule, n);

@@ -53,15 +53,17 @@ inline std::string tool(const std::string& name) {
   return (std::filesystem::path(GRAPHSUB_SOURCE_DIR) / "tools" / name).string();
 }
 
-// A torchvision model exported with random weights (cached under the build folder).
-inline std::string torchvision_model(const std::string& name, int size) {
+// A torchvision model exported with random weights (cached under the build folder); with
+// `dynamic`, its batch axis (and a transformer's sequence axis) is symbolic.
+inline std::string torchvision_model(const std::string& name, int size, bool dynamic = false) {
   std::string dir = scratch_dir("torchvision");
-  std::string path = fmt::format("{}/{}_{}.onnx", dir, name, size);
+  std::string path = fmt::format("{}/{}_{}{}.onnx", dir, name, size, dynamic ? "_dynamic" : "");
   if (std::filesystem::exists(path)) return path;  // exported by an earlier run
   std::string out;
-  int rc = run_command(fmt::format("/usr/bin/python3 {} {} {} --size {}",
-                                   tool("export_torchvision.py"), dir, name, size),
-                       &out);
+  int rc = run_command(
+      fmt::format("/usr/bin/python3 {} {} {} --size {}{}", tool("export_torchvision.py"), dir, name,
+                  size, dynamic ? " --dynamic" : ""),
+      &out);
   if (rc != 0)
     throw std::runtime_error("exporting " + name +
                              " failed (python3-torch and "

@@ -4,6 +4,8 @@
 // Small input sizes keep the suite quick; the benchmark (bench/onnx_bench.sh) uses full ones.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "exec/reference_executor.h"
 #include "ir/hash.h"
 #include "onnx/onnx_model.h"
@@ -28,6 +30,11 @@ struct Case {
   size_t min_ops;
 };
 
+// Printed by name in test listings (not as raw bytes).
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.name << " at " << c.size << "x" << c.size;
+}
+
 class Torchvision : public ::testing::TestWithParam<Case> {};
 
 // |a - b| <= 1e-4 * max|b| + 1e-4 * |b|: float sums in another order over deep networks.
@@ -44,6 +51,21 @@ void expect_close(const HostTensor<float>& got, const HostTensor<float>& want,
     if (d > 1e-4 * std::max(1.0, scale) + 1e-4 * std::fabs(want.data[i])) ++bad;
   }
   EXPECT_EQ(bad, 0u) << what << ": max abs diff " << worst << " (output scale " << scale << ")";
+}
+
+// A small optimization with the built-in rules and a fixed cost model.
+opt::OptimizeResult optimize_small(const Graph& g, size_t budget) {
+  opt::MachineProfile machine;
+  machine.cpu = "test";
+  machine.threads = 1;
+  machine.peak_gflops = 50;
+  machine.bandwidth_gbs = 10;
+  machine.op_overhead_us = 2;
+  opt::AnalyticCostModel cost(machine);
+  opt::OptimizeOptions opts;
+  opts.check = false;
+  opts.search.budget = budget;
+  return opt::optimize_graph(g, opts, cost, null_reporter());
 }
 
 TEST_P(Torchvision, ImportRunsLikeOnnxRuntimeAndExportRoundTrips) {
@@ -80,17 +102,7 @@ TEST_P(Torchvision, ImportRunsLikeOnnxRuntimeAndExportRoundTrips) {
 
   // Optimized (built-in rules, a fixed cost model, a small budget), checked, exported: the
   // result passes onnx::checker and ONNX Runtime gives the original's outputs.
-  opt::MachineProfile machine;
-  machine.cpu = "test";
-  machine.threads = 1;
-  machine.peak_gflops = 50;
-  machine.bandwidth_gbs = 10;
-  machine.op_overhead_us = 2;
-  opt::AnalyticCostModel cost(machine);
-  opt::OptimizeOptions opts;
-  opts.check = false;
-  opts.search.budget = 40;
-  opt::OptimizeResult r = opt::optimize_graph(m.graph, opts, cost, null_reporter());
+  opt::OptimizeResult r = optimize_small(m.graph, 40);
   EXPECT_LT(r.optimized.num_ops(), m.graph.num_ops());  // at least the activations fuse
   ResultCheck check = check_results(m.graph, r.optimized, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn);
   EXPECT_TRUE(check.ok) << check.tensors[0].max_abs;
@@ -107,6 +119,120 @@ INSTANTIATE_TEST_SUITE_P(Models, Torchvision,
                                            Case{"resnext50_32x4d", 64, 32, 100},
                                            Case{"squeezenet1_1", 64, 48, 40},
                                            Case{"inception_v3", 80, 75, 150}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The classifiers of a modern torchvision (issue 18): each imports with no refusal (every
+// shape computation evaluated at import), is optimized and checked, and the written model
+// gives the original's outputs in ONNX Runtime. Operators graphsub has no semantics for
+// stay opaque; their share is recorded per model (test property "opaque_share").
+struct Classifier {
+  const char* name;
+  int size;  // input height and width: the smallest each model takes comfortably
+};
+
+void PrintTo(const Classifier& c, std::ostream* os) {
+  *os << c.name << " at " << c.size << "x" << c.size;
+}
+
+class TorchvisionClassifiers : public ::testing::TestWithParam<Classifier> {};
+
+TEST_P(TorchvisionClassifiers, ImportsWithShapesFoldedAndMatchesOnnxRuntime) {
+  const Classifier& c = GetParam();
+  std::string path = torchvision_model(c.name, c.size);
+  ImportedModel m = import_onnx_file(path);
+  int64_t nodes = 0;
+  for (const auto& [op, n] : m.summary.onnx_op_counts) nodes += n;
+  double share = static_cast<double>(m.summary.opaque.size()) / static_cast<double>(nodes);
+  RecordProperty("opaque_share", fmt::format("{:.4f}", share));
+  // No node is opaque because a shape, an index or a parameter is computed at run time.
+  for (const auto& o : m.summary.opaque)
+    EXPECT_EQ(o.reason.find("run time"), std::string::npos)
+        << c.name << ": " << o.name << " (" << o.op_type << "): " << o.reason;
+  EXPECT_GT(m.summary.folded, 0) << c.name << " has no shape computation?";
+
+  opt::OptimizeResult r = optimize_small(m.graph, 10);
+  ResultCheck check = check_results(m.graph, r.optimized, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn);
+  EXPECT_TRUE(check.ok) << c.name << ": "
+                        << fmt::format("{}", fmt::join(cut_summary_lines(check, m.graph), "; "));
+  std::string out = scratch_dir("classifiers") + "/" + c.name + ".onnx";
+  export_onnx_file(r.optimized, m.info.get(), out);
+  std::string log;
+  int rc = run_command(
+      fmt::format("node {} {} {} --inputs 1 --time 0", tool("ort_crosscheck.js"), path, out), &log);
+  EXPECT_EQ(rc, 0) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Models, TorchvisionClassifiers,
+    ::testing::Values(Classifier{"resnet18", 64}, Classifier{"mobilenet_v2", 64},
+                      Classifier{"mobilenet_v3_large", 64}, Classifier{"efficientnet_b0", 64},
+                      Classifier{"shufflenet_v2_x1_0", 64}, Classifier{"regnet_y_400mf", 64},
+                      Classifier{"convnext_tiny", 64}, Classifier{"vit_b_16", 64},
+                      Classifier{"densenet121", 64}, Classifier{"mnasnet1_0", 64},
+                      Classifier{"googlenet", 64}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// Models exported with symbolic axes: optimized at 1, written with the same symbolic axes,
+// and in ONNX Runtime the written model gives the original's outputs at 1 and at 4.
+struct DynamicCase {
+  const char* name;
+  int size;
+  std::vector<std::string> dims;  // symbolic dimensions of the input
+};
+
+void PrintTo(const DynamicCase& c, std::ostream* os) {
+  *os << c.name << " at " << c.size << " with symbolic "
+      << fmt::format("{}", fmt::join(c.dims, ", "));
+}
+
+class TorchDynamicAxes : public ::testing::TestWithParam<DynamicCase> {};
+
+std::vector<std::string> dim_params(const onnx::ValueInfoProto& vi) {
+  std::vector<std::string> r;
+  for (const auto& d : vi.type().tensor_type().shape().dim())
+    r.push_back(d.has_dim_value() ? std::to_string(d.dim_value()) : d.dim_param());
+  return r;
+}
+
+TEST_P(TorchDynamicAxes, SymbolicAxesAreKeptAndHoldAtTwoValues) {
+  const DynamicCase& c = GetParam();
+  std::string path = torchvision_model(c.name, c.size, true);
+  ImportedModel m = import_onnx_file(path);
+  ASSERT_EQ(m.info->symbolic.size(), c.dims.size());
+  for (size_t p = 0; p < c.dims.size(); ++p) EXPECT_EQ(m.info->symbolic[p].name, c.dims[p]);
+  ASSERT_EQ(m.alt_graphs.size(), c.dims.size());
+
+  opt::OptimizeResult r = optimize_small(m.graph, 10);
+  // The check at the imported values and at the other value of each symbolic dimension.
+  EXPECT_TRUE(check_results(m.graph, r.optimized, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn).ok);
+  for (size_t p = 0; p < c.dims.size(); ++p) {
+    Graph at = instantiate_symbolic(r.optimized, *m.info, p);
+    EXPECT_TRUE(check_results(m.alt_graphs[p], at, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn).ok)
+        << c.dims[p];
+  }
+
+  std::string out = scratch_dir("dynamic") + "/" + c.name + ".onnx";
+  export_onnx_file(r.optimized, m.info.get(), out);
+  onnx::ModelProto orig, written;
+  {
+    std::ifstream a(path, std::ios::binary), b(out, std::ios::binary);
+    ASSERT_TRUE(orig.ParseFromIstream(&a));
+    ASSERT_TRUE(written.ParseFromIstream(&b));
+  }
+  EXPECT_EQ(dim_params(written.graph().input(0)), dim_params(orig.graph().input(0)));
+  EXPECT_EQ(dim_params(written.graph().output(0)), dim_params(orig.graph().output(0)));
+  for (int dim : {1, 4}) {
+    std::string log;
+    int rc = run_command(fmt::format("node {} {} {} --inputs 1 --time 0 --dim {}",
+                                     tool("ort_crosscheck.js"), path, out, dim),
+                         &log);
+    EXPECT_EQ(rc, 0) << "symbolic dimensions at " << dim << ":\n" << log;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, TorchDynamicAxes,
+                         ::testing::Values(DynamicCase{"resnet18", 64, {"batch"}},
+                                           DynamicCase{"transformer_encoder", 8, {"seq", "batch"}}),
                          [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -2,11 +2,11 @@
 // weight pre-computation), plus the cases each must refuse.
 #include <gtest/gtest.h>
 
+#include "exec/precompute.h"
 #include "ir/builder.h"
 #include "onnx/onnx_model.h"
 #include "opt/graph_index.h"
 #include "opt/numeric_check.h"
-#include "opt/precompute.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
 

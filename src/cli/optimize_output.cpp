@@ -51,10 +51,11 @@ void OnnxJobPrinter::imported(const ImportedModel& m) {
   } else {
     fmt::print("  opaque nodes ({}): kept as they are; the optimizer works around them\n",
                s.opaque.size());
-    for (const auto& o : s.opaque)
-      fmt::print("    {} ({}{}): {}\n", o.name, o.domain.empty() ? "" : o.domain + ":", o.op_type,
-                 o.reason);
+    for (const auto& line : opaque_summary_lines(s)) fmt::print("    {}\n", line);
   }
+  if (s.folded)
+    fmt::print("  shape computations evaluated at import: {} node{}\n", s.folded,
+               s.folded == 1 ? "" : "s");
   for (const auto& n : s.notes) fmt::print("  note: {}\n", n);
 }
 
@@ -76,10 +77,15 @@ void OnnxJobPrinter::optimized(const Graph& before, const opt::OptimizeResult& r
   if (r.folded) fmt::print("weights pre-computed: {} operators\n", r.folded);
 }
 
-void OnnxJobPrinter::checked(const ResultCheck& rc, double secs) {
+// Outputs one line each; cuts at opaque nodes grouped by op type (mismatches also alone).
+void OnnxJobPrinter::checked(const ResultCheck& rc, const Graph& original, double secs,
+                             const std::string& at) {
   if (quiet_ && rc.ok) return;
+  if (!at.empty()) fmt::print("at {}: ", at);
   fmt::print("check ({} executor, {:.1f} s): {}\n", rc.executor, secs, rc.scope());
+  for (const auto& line : cut_summary_lines(rc, original)) fmt::print("  cuts at {}\n", line);
   for (const auto& t : rc.tensors) {
+    if (t.boundary && t.ok && !t.nonfinite) continue;
     fmt::print("  {} '{}': max abs diff {:.3g}, max rel diff {:.3g} (scale {:.3g}) {}\n",
                t.boundary ? "cut" : "output", t.name, t.max_abs, t.max_rel, t.max_ref,
                t.ok ? "ok" : "MISMATCH");

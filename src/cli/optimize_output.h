@@ -11,7 +11,8 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
   OnnxJobPrinter(std::string input, bool quiet) : input_(std::move(input)), quiet_(quiet) {}
   void imported(const ImportedModel& m) override;
   void optimized(const Graph& before, const opt::OptimizeResult& r) override;
-  void checked(const ResultCheck& c, double seconds) override;
+  void checked(const ResultCheck& c, const Graph& original, double seconds,
+               const std::string& at) override;
   void check_skipped() override;
 
  private:

@@ -19,7 +19,10 @@ class OnnxJobObserver {
   virtual ~OnnxJobObserver() = default;
   virtual void imported(const ImportedModel& /*m*/) {}
   virtual void optimized(const Graph& /*before*/, const opt::OptimizeResult& /*r*/) {}
-  virtual void checked(const ResultCheck& /*c*/, double /*seconds*/) {}
+  // `at` is "" for the check at the import's shapes, "NAME=V" for the check again at the
+  // second value of a symbolic dimension.
+  virtual void checked(const ResultCheck& /*c*/, const Graph& /*original*/, double /*seconds*/,
+                       const std::string& /*at*/) {}
   virtual void check_skipped() {}
 };
 
@@ -36,7 +39,7 @@ struct OnnxJobResult {
 std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep);
 
 // Runs the ONNX job on o.input, or on `model_bytes` when o.input is empty. Validates the
-// options first (validate()), then the --input-shape names against the model's inputs.
+// options first (validate()); the importer checks the --input-shape names.
 OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_bytes,
                            const opt::RuleLibrary& lib, Reporter& rep, OnnxJobObserver& observer);
 

@@ -115,6 +115,11 @@ std::string report_json(const Report& r) {
   j["weights_precomputed"] = res.folded;
   if (r.check) {
     j["check"] = check_json(*r.check);
+    if (!r.symbolic_checks.empty()) {
+      Json at = Json::object();
+      for (const auto& [where, c] : r.symbolic_checks) at[where] = check_json(c);
+      j["check"]["at_symbolic_values"] = at;
+    }
   } else if (r.model_checked) {
     j["check"] = {{"ok", res.check.ok},
                   {"runs", 1},

@@ -31,6 +31,8 @@ struct Report {
   opt::OptimizeResult result;
   // The check of the ONNX form (several runs, per output) ...
   std::optional<ResultCheck> check;
+  // The same check again at the second value of each symbolic dimension ("batch=3").
+  std::vector<std::pair<std::string, ResultCheck>> symbolic_checks;
   // ... and the built-in model form's (the optimizer's own check).
   bool model_checked = false;
   // Timings: wall clock of each stage and measured run times (model form with --runs).

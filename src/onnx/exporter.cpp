@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
+#include "exec/precompute.h"
 #include "ir/error.h"
-#include "onnx/constant_folding.h"
 #include "onnx/export_context.h"
 #include "onnx/model_io.h"
 #include "onnx/opaque_attrs.h"
@@ -86,6 +86,31 @@ void set_type(onnx::ValueInfoProto& vi, const std::string& name, int32_t elem_ty
   for (int64_t d : shape) s->add_dim()->set_dim_value(d);
 }
 
+// Like set_type, with the dimensions that follow a symbolic one (they differ between `shape`
+// and one of `alts`) written without a value: with the name in `names` when given, else the
+// symbolic dimension's own name when the dimension is exactly it.
+void set_symbolic_type(onnx::ValueInfoProto& vi, const std::string& name, int32_t elem_type,
+                       const Shape& shape, const std::vector<Shape>& alts,
+                       const std::vector<SymbolicDim>& dims,
+                       const std::vector<std::string>& names) {
+  set_type(vi, name, elem_type, shape);
+  auto* s = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (size_t j = 0; j < shape.size(); ++j) {
+    std::vector<size_t> follows;
+    for (size_t p = 0; p < alts.size(); ++p)
+      if (alts[p][j] != shape[j]) follows.push_back(p);
+    if (follows.empty()) continue;
+    auto* d = s->mutable_dim(static_cast<int>(j));
+    d->clear_dim_value();
+    if (j < names.size() && !names[j].empty()) {
+      d->set_dim_param(names[j]);
+    } else if (follows.size() == 1) {
+      const SymbolicDim& sd = dims[follows[0]];
+      if (shape[j] == sd.value && alts[follows[0]][j] == sd.alt) d->set_dim_param(sd.name);
+    }
+  }
+}
+
 const OnnxValue* find_value(const std::vector<OnnxValue>& vs, const std::string& name) {
   for (const auto& v : vs)
     if (v.name == name) return &v;
@@ -145,6 +170,14 @@ class Exporter {
   void write_nodes();
   void write_interface();
   void write_header(const std::set<std::string>& domains);
+  void instantiate_symbolic_dims();
+  bool symbolic(TensorRef r) const;
+  std::vector<SymbolicDim> symbolic_dims() const {
+    return info_ ? info_->symbolic : std::vector<SymbolicDim>{};
+  }
+  std::vector<Shape> alt_shapes(TensorRef r) const;
+  std::string symbolic_reshape_target(NodeId id);
+  std::string symbolic_dim_expr(size_t p, int64_t factor);
 
   Graph g_;
   const OnnxModelInfo* info_;
@@ -153,7 +186,107 @@ class Exporter {
   std::unique_ptr<ExportContext> c_;
   std::map<TensorRef, std::string> output_names_;  // tensors that must carry an output's name
   std::vector<std::pair<std::string, TensorRef>> aliases_;  // outputs written by Identity
+  // The graph at the alternate value of each symbolic dimension, and where each tensor of
+  // g_ is in it (empty when the model has no symbolic dimensions).
+  std::vector<Graph> alts_;
+  std::vector<std::map<TensorRef, TensorRef>> alt_maps_;
+  std::map<std::pair<size_t, int64_t>, std::string> dim_exprs_;  // (dim, factor) -> tensor
 };
+
+void Exporter::instantiate_symbolic_dims() {
+  if (!info_) return;
+  for (size_t p = 0; p < info_->symbolic.size(); ++p) {
+    alt_maps_.emplace_back();
+    alts_.push_back(instantiate_symbolic(g_, *info_, p, &alt_maps_.back()));
+  }
+}
+
+std::vector<Shape> Exporter::alt_shapes(TensorRef r) const {
+  std::vector<Shape> s;
+  for (size_t p = 0; p < alts_.size(); ++p) s.push_back(alts_[p].type(alt_maps_[p].at(r)).shape);
+  return s;
+}
+
+bool Exporter::symbolic(TensorRef r) const {
+  for (const auto& s : alt_shapes(r))
+    if (s != g_.type(r).shape) return true;
+  return false;
+}
+
+// A 1-d int64 tensor holding factor x (symbolic dimension p) at run time, read from the
+// shape of an input that has it.
+std::string Exporter::symbolic_dim_expr(size_t p, int64_t factor) {
+  auto cached = dim_exprs_.find({p, factor});
+  if (cached != dim_exprs_.end()) return cached->second;
+  const std::string& name = info_->symbolic[p].name;
+  for (const auto& v : info_->inputs)
+    for (size_t d = 0; d < v.dim_params.size(); ++d) {
+      if (v.dim_params[d] != name) continue;
+      std::string stem = c_->fresh(name + "_dim");
+      std::string shape = c_->fresh(stem + "_shape");
+      c_->node("Shape", {v.name}, {shape}, stem + "_shape");
+      std::string value = c_->fresh(stem);
+      auto& g = c_->node("Gather", {shape, c_->int64_const(stem + "_index", {int64_t(d)})}, {value},
+                         stem + "_gather");
+      set_attr(g, "axis", int64_t{0});
+      if (factor != 1) {
+        std::string scaled = c_->fresh(fmt::format("{}_x{}", stem, factor));
+        c_->node("Mul", {value, c_->int64_const(stem + "_factor", {factor})}, {scaled},
+                 stem + "_mul");
+        value = scaled;
+      }
+      return dim_exprs_[{p, factor}] = value;
+    }
+  throw Error(fmt::format("export: no input has symbolic dimension '{}'", name));
+}
+
+// The target of a reshape whose shape follows symbolic dimensions: fixed dimensions as
+// they are, dimensions copied from the input as 0, one other as -1, and the rest computed
+// from an input's shape. Written before the Reshape node (it reads only graph inputs).
+std::string Exporter::symbolic_reshape_target(NodeId id) {
+  const Node& n = g_.node(id);
+  TensorRef in = n.inputs[0];
+  const Shape &ib = g_.type(in).shape, &ob = n.outputs[0].shape;
+  auto ia = alt_shapes(in), oa = alt_shapes({id, 0});
+  std::string stem = n.name.empty() ? fmt::format("reshape_{}", id) : n.name;
+  std::vector<std::string> pieces;
+  std::vector<int64_t> literal;
+  auto flush = [&] {
+    if (!literal.empty()) pieces.push_back(c_->int64_const(stem + "_shape", literal));
+    literal.clear();
+  };
+  bool inferred = false;
+  for (size_t j = 0; j < ob.size(); ++j) {
+    bool fixed = true, copied = j < ib.size() && ib[j] == ob[j];
+    std::vector<size_t> follows;
+    for (size_t p = 0; p < oa.size(); ++p) {
+      if (oa[p][j] != ob[j]) follows.push_back(p);
+      fixed = fixed && oa[p][j] == ob[j];
+      copied = copied && ia[p][j] == oa[p][j];
+    }
+    if (fixed || copied) {
+      literal.push_back(fixed ? ob[j] : 0);
+    } else if (!inferred) {
+      literal.push_back(-1);
+      inferred = true;
+    } else {
+      const SymbolicDim* sd = follows.size() == 1 ? &info_->symbolic[follows[0]] : nullptr;
+      int64_t factor = sd ? ob[j] / sd->value : 0;
+      if (!sd || factor * sd->value != ob[j] || factor * sd->alt != oa[follows[0]][j])
+        throw Error(
+            fmt::format("export: {}: dimension {} of its target cannot be written in terms of the "
+                        "symbolic input dimensions",
+                        g_.describe(id), j));
+      flush();
+      pieces.push_back(symbolic_dim_expr(follows[0], factor));
+    }
+  }
+  flush();
+  if (pieces.size() == 1) return pieces[0];
+  std::string target = c_->fresh(stem + "_shape");
+  set_attr(c_->node("Concat", pieces, {target}, stem + "_shape"), "axis", int64_t{0});
+  return target;
+}
 
 void Exporter::name_sources() {
   for (NodeId id : g_.inputs()) {
@@ -221,7 +354,28 @@ void Exporter::write_nodes() {
       c_->names[{id, i}] = name;
       outs.push_back(name);
     }
+    std::string target;
+    if (!alts_.empty() && n.op->name == "reshape" && symbolic({id, 0}))
+      target = symbolic_reshape_target(id);
     write_operator(*c_, id, outs);
+    if (!target.empty()) {
+      for (int k = c_->gp.node_size(); k-- > 0;) {
+        auto& written = *c_->gp.mutable_node(k);
+        if (written.op_type() == "Reshape" && written.output_size() == 1 &&
+            written.output(0) == outs[0]) {
+          // The fixed target write_operator made is read by nobody now.
+          std::string fixed = written.input(1);
+          written.set_input(1, target);
+          auto* inits = c_->gp.mutable_initializer();
+          for (int i = inits->size(); i-- > 0;)
+            if (inits->Get(i).name() == fixed) {
+              inits->DeleteSubrange(i, 1);
+              break;
+            }
+          break;
+        }
+      }
+    }
     if (n.op->cls == OpClass::Opaque) {
       // Shapes of opaque outputs: ONNX cannot infer them for custom domains.
       auto absent = absent_positions(n.attrs, kOpaqueAbsentOut);
@@ -232,7 +386,8 @@ void Exporter::write_nodes() {
         if (n.attrs.has(kOpaqueOutTypes) && i < n.attrs.ints(kOpaqueOutTypes).size())
           et = static_cast<int32_t>(n.attrs.ints(kOpaqueOutTypes)[i]);
         if (et == 0) continue;
-        set_type(*c_->gp.add_value_info(), outs[i], et, n.outputs[i].shape);
+        set_symbolic_type(*c_->gp.add_value_info(), outs[i], et, n.outputs[i].shape,
+                          alt_shapes({id, i}), symbolic_dims(), {});
       }
     }
   }
@@ -245,7 +400,8 @@ void Exporter::write_interface() {
     const Node& n = g_.node(id);
     const OnnxValue* v = info_ ? find_value(info_->inputs, n.name) : nullptr;
     int32_t et = v ? v->elem_type : onnx_from_dtype(n.outputs[0].dtype);
-    set_type(*c_->gp.add_input(), n.name, et, n.outputs[0].shape);
+    set_symbolic_type(*c_->gp.add_input(), n.name, et, n.outputs[0].shape, alt_shapes({id, 0}),
+                      symbolic_dims(), v ? v->dim_params : std::vector<std::string>{});
   }
   for (const auto& o : g_.outputs()) {
     const TensorType& t = g_.type(o.ref);
@@ -254,7 +410,8 @@ void Exporter::write_interface() {
     if (v && v->shape != t.shape)
       throw Error(fmt::format("export: output '{}' is {} but the original model's is {}", o.name,
                               shape_str(t.shape), shape_str(v->shape)));
-    set_type(*c_->gp.add_output(), o.name, et, t.shape);
+    set_symbolic_type(*c_->gp.add_output(), o.name, et, t.shape, alt_shapes(o.ref), symbolic_dims(),
+                      v ? v->dim_params : std::vector<std::string>{});
   }
 }
 
@@ -292,7 +449,7 @@ void Exporter::write_header(const std::set<std::string>& domains) {
 }
 
 onnx::ModelProto Exporter::run() {
-  fold_constants(g_);
+  precompute_weights(g_);
   g_.remove_dead();
   g_.compact();
   int64_t opset = opts_.opset ? opts_.opset : info_ && info_->opset() ? info_->opset() : 17;
@@ -302,6 +459,7 @@ onnx::ModelProto Exporter::run() {
   onnx::GraphProto& gp = *m_.mutable_graph();
   gp.set_name(info_ && !info_->graph_name.empty() ? info_->graph_name : "graphsub");
   c_ = std::make_unique<ExportContext>(g_, gp, opset);
+  instantiate_symbolic_dims();
   name_sources();
   name_outputs();
   write_nodes();

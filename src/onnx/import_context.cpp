@@ -77,9 +77,12 @@ TensorRef ImportContext::data(const onnx::NodeProto& n, int i) {
   return r;
 }
 
-std::optional<std::vector<int64_t>> ImportContext::const_ints(const onnx::NodeProto& n,
-                                                              int i) const {
+std::optional<std::vector<int64_t>> ImportContext::const_ints(const onnx::NodeProto& n, int i) {
   if (!has_input(n, i)) return std::nullopt;
+  if (const HostConstant* c = constant(n.input(i))) {
+    if (c->real()) return std::nullopt;
+    return c->ints;
+  }
   auto t = tensors.find(n.input(i));
   if (t == tensors.end()) return std::nullopt;
   auto it = int_values.find(t->second.node);
@@ -146,6 +149,42 @@ TensorRef ImportContext::int_weight(const std::string& base, Shape shape,
   NodeId id = g.add_weight(name, std::move(t));
   int_values[id] = std::move(values);
   return {id, 0};
+}
+
+const HostConstant* ImportContext::constant(const std::string& name) {
+  auto it = constants.find(name);
+  if (it != constants.end()) return &it->second;
+  auto init = initializers.find(name);
+  if (init == initializers.end()) return nullptr;
+  const onnx::TensorProto& t = *init->second;
+  // Large float initializers are weights, not shape computations: never copied here.
+  int64_t count = numel(tensor_dims(t, name));
+  if (t.data_type() == onnx::TensorProto::FLOAT && count > kMaxFoldedFloats) return nullptr;
+  auto c = host_constant(t, fmt::format("initializer '{}'", name));
+  if (!c) return nullptr;
+  return &constants.emplace(name, std::move(*c)).first->second;
+}
+
+TensorRef ImportContext::materialize(const std::string& name) {
+  auto done = tensors.find(name);
+  if (done != tensors.end()) return done->second;
+  const HostConstant& c = constants.at(name);
+  TensorRef r;
+  if (c.elem_type == onnx::TensorProto::FLOAT) {
+    r = float_weight(name, c.dims, std::vector<float>(c.reals.begin(), c.reals.end()));
+  } else {
+    // Other element types keep their exact ONNX type in the written initializer.
+    std::string unique = unique_name(name);
+    info.raw_initializers[unique] = to_tensor_proto(c, unique).SerializeAsString();
+    TensorType t;
+    t.dtype = dtype_from_onnx(c.elem_type);
+    t.shape = c.dims;
+    NodeId id = g.add_weight(unique, std::move(t));
+    if (!c.real()) int_values[id] = c.ints;
+    r = {id, 0};
+  }
+  tensors[name] = r;
+  return r;
 }
 
 int64_t onnx_axis(const onnx::NodeProto& n, int64_t axis, int64_t rank) {

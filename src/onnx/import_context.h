@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "onnx/import_folding.h"
 #include "onnx/onnx_model.h"
 
 namespace graphsub {
@@ -57,6 +58,16 @@ class ImportContext {
   std::map<NodeId, std::vector<int64_t>> int_values;  // values of integer weights
   std::map<std::string, const onnx::TensorProto*> initializers;
   std::set<std::string> used_names;  // every tensor and weight name, to keep new ones unique
+  // Values known at import (Constant outputs, evaluated shape computations, small
+  // initializers read by them), by ONNX tensor name. An IR weight is made for one only when
+  // an operator that is not evaluated reads it (materialize).
+  std::map<std::string, HostConstant> constants;
+
+  // The value of a tensor when known at import: a constant, or an initializer of an element
+  // type the evaluator holds (loaded on first use); null otherwise.
+  const HostConstant* constant(const std::string& name);
+  // The IR weight holding constant `name` (made on first use).
+  TensorRef materialize(const std::string& name);
 
   // "node 'conv1' (Conv)"
   static std::string label(const onnx::NodeProto& n);
@@ -71,9 +82,9 @@ class ImportContext {
   const TensorType& type(TensorRef r) const { return g.type(r); }
   const Shape& shape(TensorRef r) const { return g.type(r).shape; }
 
-  // Integer values of a constant input (initializer, Constant, folded Shape); nullopt when
-  // the input is computed at run time.
-  std::optional<std::vector<int64_t>> const_ints(const onnx::NodeProto& n, int i) const;
+  // Integer values of a constant input (initializer, Constant, evaluated shape computation);
+  // nullopt when the input is computed at run time.
+  std::optional<std::vector<int64_t>> const_ints(const onnx::NodeProto& n, int i);
   // Float data of a weight input with data; null otherwise.
   const std::vector<float>* const_floats(TensorRef r) const;
   // The ONNX-inferred shape of a node's output i, when known.

@@ -13,6 +13,7 @@
 #include "onnx/isolated_call.h"
 #include "onnx/model_io.h"
 #include "onnx/opaque_attrs.h"
+#include "onnx/symbolic_dims.h"
 #include "onnx/tensor_proto.h"
 
 namespace graphsub {
@@ -129,8 +130,10 @@ class Importer {
   void create_inputs();
   void infer_onnx_shapes(const std::vector<int>& order);
   void ensure_weight(const std::string& name);
+  bool try_fold(const NodeProto& n);
   void convert(const NodeProto& n, const std::string& node_name);
   void keep_opaque(const NodeProto& n, const std::string& reason);
+  void infer_node_shapes(const NodeProto& n);
   void bind_outputs(const NodeProto& n, const std::vector<TensorRef>& outs);
   void add_outputs();
   std::set<std::string> read_names() const;
@@ -221,8 +224,9 @@ void Importer::create_inputs() {
       for (const auto& p : v.dim_params)
         if (!p.empty()) params.push_back(p);
       result_.summary.notes.push_back(
-          fmt::format("input '{}': symbolic dimension{} {} set to {} (shape {}); use "
-                      "--input-shape to choose",
+          fmt::format("input '{}': symbolic dimension{} {} set to {} (shape {}) for the "
+                      "optimization, kept symbolic in the written model; use --input-shape to "
+                      "choose the value",
                       vi.name(), params.size() == 1 ? "" : "s", fmt::join(params, ", "),
                       opts_.default_dim, shape_str(v.shape)));
     }
@@ -240,6 +244,12 @@ void Importer::create_inputs() {
     input_shapes_[vi.name()] = v.shape;
     info_->inputs.push_back(std::move(v));
   }
+  for (const auto& [name, shape] : opts_.input_shapes)
+    if (!seen.count(name))
+      throw Error(fmt::format(
+          "{}: --input-shape names '{}', which is not an input of the model "
+          "(its inputs: {})",
+          label_, name, seen.empty() ? "none" : fmt::format("{}", fmt::join(seen, ", "))));
 }
 
 // ONNX shape inference on a copy holding the nodes in order, the concrete input shapes and
@@ -313,7 +323,10 @@ void Importer::infer_onnx_shapes(const std::vector<int>& order) {
 void Importer::ensure_weight(const std::string& name) {
   if (name.empty() || ctx_->tensors.count(name)) return;
   auto it = ctx_->initializers.find(name);
-  if (it == ctx_->initializers.end()) return;  // reported by the caller
+  if (it == ctx_->initializers.end()) {
+    if (ctx_->constants.count(name)) ctx_->materialize(name);
+    return;  // otherwise reported by the caller
+  }
   const TensorProto& t = *it->second;
   std::string what = fmt::format("{}: initializer '{}'", label_, name);
   TensorType type;
@@ -333,10 +346,71 @@ void Importer::ensure_weight(const std::string& name) {
   ctx_->tensors[name] = {id, 0};
 }
 
+// ONNX shape inference of one node from the concrete shapes (and constant values) of its
+// inputs: whole-graph inference loses shapes behind some run-time shape computations that
+// graphsub has evaluated.
+void Importer::infer_node_shapes(const NodeProto& n) {
+  if (!default_domain(n.domain())) return;  // ONNX knows no schema of other domains
+  ModelProto sm;
+  sm.set_ir_version(std::max<int64_t>(m_.ir_version(), 7));
+  *sm.mutable_opset_import() = m_.opset_import();
+  GraphProto& gs = *sm.mutable_graph();
+  std::set<std::string> seen;
+  for (const auto& name : n.input()) {
+    if (name.empty() || !seen.insert(name).second) continue;
+    if (const HostConstant* c = ctx_->constant(name)) {
+      *gs.add_initializer() = to_tensor_proto(*c, name);
+      continue;
+    }
+    auto t = ctx_->tensors.find(name);
+    if (t == ctx_->tensors.end()) return;
+    auto known = ctx_->onnx_types.find(name);
+    auto* tt = gs.add_input();
+    tt->set_name(name);
+    auto* type = tt->mutable_type()->mutable_tensor_type();
+    type->set_elem_type(known != ctx_->onnx_types.end() && known->second.elem_type
+                            ? known->second.elem_type
+                            : onnx_from_dtype(ctx_->type(t->second).dtype));
+    for (int64_t d : ctx_->shape(t->second)) type->mutable_shape()->add_dim()->set_dim_value(d);
+  }
+  *gs.add_node() = n;
+  for (const auto& out : n.output())
+    if (!out.empty()) gs.add_output()->set_name(out);
+  const onnx::ISchemaRegistry* registry = onnx::OpSchemaRegistry::Instance();
+  std::string typed;
+  try {
+    typed = run_isolated(
+        [&] {
+          onnx::ShapeInferenceOptions options(false, 0, true);
+          onnx::shape_inference::InferShapes(sm, registry, options);
+          return sm.graph().SerializeAsString();
+        },
+        fmt::format("{}: ONNX shape inference of {}", label_, ImportContext::label(n)), 60);
+  } catch (const Error&) {
+    return;  // the caller reports the unknown shape
+  }
+  GraphProto g;
+  if (!g.ParseFromString(typed)) return;
+  for (const auto& vi : g.output()) {
+    OnnxTensorInfo t = info_of(vi.type());
+    if (!t.shape) continue;
+    auto& slot = ctx_->onnx_types[vi.name()];
+    slot.shape = t.shape;
+    if (t.elem_type) slot.elem_type = t.elem_type;
+  }
+}
+
 void Importer::keep_opaque(const NodeProto& n, const std::string& reason) {
   std::vector<TensorRef> ins;
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty()) ins.push_back(ctx_->input(n, i));
+  for (const auto& name : n.output()) {
+    auto it = ctx_->onnx_types.find(name);
+    if (!name.empty() && (it == ctx_->onnx_types.end() || !it->second.shape)) {
+      infer_node_shapes(n);
+      break;
+    }
+  }
   std::vector<TensorType> outs;
   std::vector<int64_t> elem_types;  // exact ONNX types (the IR maps some to a same-size type)
   for (int i = 0; i < n.output_size(); ++i) {
@@ -400,10 +474,64 @@ void Importer::bind_outputs(const NodeProto& n, const std::vector<TensorRef>& ou
   }
 }
 
+// Evaluates a shape computation whose inputs are all known at import (Shape and Size need
+// only their input's shape); its outputs become constants. False leaves the node to the
+// converters.
+bool Importer::try_fold(const NodeProto& n) {
+  if (!default_domain(n.domain()) || !foldable_op(n.op_type())) return false;
+  bool dims_only = n.op_type() == "Shape" || n.op_type() == "Size";
+  std::vector<HostConstant> shapes;  // dims-only stand-ins for Shape and Size
+  shapes.reserve(1);
+  std::vector<const HostConstant*> in;
+  for (int i = 0; i < n.input_size(); ++i) {
+    const std::string& name = n.input(i);
+    if (name.empty()) {
+      in.push_back(nullptr);
+      continue;
+    }
+    const HostConstant* c = ctx_->constant(name);
+    if (!c && dims_only && i == 0) {
+      HostConstant s;
+      auto t = ctx_->tensors.find(name);
+      auto init = ctx_->initializers.find(name);
+      if (t != ctx_->tensors.end())
+        s.dims = ctx_->shape(t->second);
+      else if (init != ctx_->initializers.end())
+        s.dims = tensor_dims(*init->second, name);
+      else
+        return false;
+      shapes.push_back(std::move(s));
+      c = &shapes.back();
+    }
+    if (!c) return false;
+    in.push_back(c);
+  }
+  auto out = fold_node(n, in, ctx_->opset);
+  if (!out || static_cast<int>(out->size()) != n.output_size()) return false;
+  for (const auto& c : *out)
+    if (c.real() && c.numel() > kMaxFoldedFloats) return false;
+  for (int i = 0; i < n.output_size(); ++i) {
+    const std::string& name = n.output(i);
+    if (name.empty()) continue;
+    const HostConstant& c = (*out)[static_cast<size_t>(i)];
+    auto it = ctx_->onnx_types.find(name);
+    if (it != ctx_->onnx_types.end() && it->second.shape && *it->second.shape != c.dims)
+      throw Error(
+          fmt::format("{}: inconsistent shapes: '{}' (output {} of {}) is {} by ONNX "
+                      "shape inference but {} when evaluated",
+                      label_, name, i, ImportContext::label(n), shape_str(*it->second.shape),
+                      shape_str(c.dims)));
+    ctx_->constants[name] = c;
+  }
+  ++result_.summary.folded;
+  return true;
+}
+
 void Importer::convert(const NodeProto& n, const std::string& node_name) {
   ctx_->node_name = node_name;
   std::string key = default_domain(n.domain()) ? n.op_type() : n.domain() + ":" + n.op_type();
   ++result_.summary.onnx_op_counts[key];
+  if (try_fold(n)) return;
   for (const auto& in : n.input()) ensure_weight(in);
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty() && !ctx_->tensors.count(n.input(i)))
@@ -499,17 +627,84 @@ ImportedModel Importer::run() {
 
 }  // namespace
 
+std::vector<std::string> opaque_summary_lines(const ImportSummary& s) {
+  std::map<std::pair<std::string, std::string>, int64_t> groups;  // (op, reason) -> count
+  std::vector<std::pair<std::string, std::string>> first_seen;    // file order of groups
+  for (const auto& o : s.opaque) {
+    std::pair<std::string, std::string> key{
+        o.domain.empty() ? o.op_type : o.domain + ":" + o.op_type, o.reason};
+    if (groups[key]++ == 0) first_seen.push_back(key);
+  }
+  std::stable_sort(first_seen.begin(), first_seen.end(),
+                   [&](const auto& a, const auto& b) { return groups[a] > groups[b]; });
+  std::vector<std::string> lines;
+  for (const auto& key : first_seen)
+    lines.push_back(fmt::format("{} x {}: {}", groups[key], key.first, key.second));
+  return lines;
+}
+
 int64_t OnnxModelInfo::opset() const {
   for (const auto& [domain, version] : opsets)
     if (domain.empty()) return version;
   return 0;
 }
 
+namespace {
+
+// The symbolic dimensions of the inputs, with the values the import gave them.
+std::vector<SymbolicDim> symbolic_dims_of(const OnnxModelInfo& info) {
+  std::vector<SymbolicDim> dims;
+  for (const auto& v : info.inputs)
+    for (size_t d = 0; d < v.dim_params.size() && d < v.shape.size(); ++d) {
+      const std::string& name = v.dim_params[d];
+      if (name.empty() || std::any_of(dims.begin(), dims.end(),
+                                      [&](const SymbolicDim& s) { return s.name == name; }))
+        continue;
+      // Another value, never the imported one; odd, so it rarely equals a fixed dimension.
+      dims.push_back({.name = name, .value = v.shape[d], .alt = 2 * v.shape[d] + 1});
+    }
+  return dims;
+}
+
+}  // namespace
+
 ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
                                 const ImportOptions& opts, Reporter& rep,
                                 const std::string& label) {
   ModelProto m = parse_model(bytes, label);
-  return Importer(m, base_dir, opts, rep, label).run();
+  ImportedModel r = Importer(m, base_dir, opts, rep, label).run();
+  if (!opts.keep_symbolic) return r;
+  auto dims = symbolic_dims_of(*r.info);
+  if (dims.empty()) return r;
+  // Imported again at another value of each symbolic dimension: which dimensions of each
+  // tensor follow it is what the exporter needs to write them back symbolic.
+  auto info = std::make_shared<OnnxModelInfo>(*r.info);
+  info->base_shapes = shapes_by_key(r.graph);
+  for (const SymbolicDim& dim : dims) {
+    ImportOptions alt = opts;
+    alt.keep_symbolic = false;
+    for (const auto& v : info->inputs) {
+      Shape s = v.shape;
+      for (size_t d = 0; d < v.dim_params.size() && d < s.size(); ++d)
+        if (v.dim_params[d] == dim.name) s[d] = dim.alt;
+      alt.input_shapes[v.name] = s;
+    }
+    rep.progress("import", 0, 0, fmt::format("again at {}={}", dim.name, dim.alt));
+    try {
+      ModelProto again = parse_model(bytes, label);
+      ImportedModel ra = Importer(again, base_dir, alt, null_reporter(), label).run();
+      info->symbolic.push_back(dim);
+      info->alt_shapes.push_back(shapes_by_key(ra.graph));
+      r.alt_graphs.push_back(std::move(ra.graph));
+    } catch (const Error& e) {
+      r.summary.notes.push_back(
+          fmt::format("symbolic dimension '{}' is written as {}: the model does not import at "
+                      "{}={} ({})",
+                      dim.name, dim.value, dim.name, dim.alt, e.what()));
+    }
+  }
+  r.info = info;
+  return r;
 }
 
 ImportedModel import_onnx_file(const std::string& path, const ImportOptions& opts, Reporter& rep) {

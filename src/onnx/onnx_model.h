@@ -22,12 +22,20 @@ inline constexpr int64_t kMinOnnxOpset = 11;
 inline constexpr int64_t kMaxOnnxOpset = 17;
 
 // A graph input or output as declared in the file (names and element types are kept on
-// export; symbolic dimensions are specialised to the values the graph was imported with).
+// export; symbolic dimensions are written back symbolic, see OnnxModelInfo::symbolic).
 struct OnnxValue {
   std::string name;
   int32_t elem_type = 1;                // onnx::TensorProto_DataType (1 = FLOAT)
   Shape shape;                          // concrete shape in the imported graph
   std::vector<std::string> dim_params;  // symbolic names of dims in the file ("" when fixed)
+};
+
+// A symbolic dimension of the inputs ("batch"): the value the graph was imported with and
+// the other value it was imported at too, to tell which dimensions of each tensor follow it.
+struct SymbolicDim {
+  std::string name;
+  int64_t value = 1;
+  int64_t alt = 3;
 };
 
 // What an exported model keeps from the file it came from.
@@ -43,6 +51,12 @@ struct OnnxModelInfo {
   std::map<std::string, std::string> raw_initializers;
   // Model-local functions (serialized onnx::FunctionProto), which opaque nodes may call.
   std::vector<std::string> functions;
+  // Symbolic dimensions of the inputs (none when every dimension is fixed). For each, the
+  // output shapes of the IR nodes of the import at its alternate value, by node key (name and
+  // operator, for keys unique in the imported graph), and at the imported values.
+  std::vector<SymbolicDim> symbolic;
+  std::vector<std::map<std::string, std::vector<Shape>>> alt_shapes;
+  std::map<std::string, std::vector<Shape>> base_shapes;
   int64_t opset() const;  // version of the default domain
 };
 
@@ -54,21 +68,40 @@ struct ImportSummary {
   std::map<std::string, int64_t> onnx_op_counts;  // ONNX op_type (domain-qualified if not default)
   std::vector<OpaqueNodeInfo> opaque;             // kept as opaque nodes, in file order
   int64_t removed = 0;                            // Identity / Dropout nodes removed
-  std::vector<std::string> notes;                 // e.g. symbolic dimensions fixed
+  int64_t folded = 0;  // shape computations evaluated at import (Shape, Gather, Concat, ...)
+  std::vector<std::string> notes;  // e.g. symbolic dimensions fixed
 };
+
+// Opaque nodes grouped by operator, most frequent first ("35 x Clip: <reason>"): one line
+// per (op_type, reason), so that a model with many nodes of one kind reads in a few lines.
+std::vector<std::string> opaque_summary_lines(const ImportSummary& s);
 
 struct ImportOptions {
   // Concrete shapes for inputs with symbolic dimensions (by input name); other symbolic
   // dimensions become `default_dim` (with a note in the summary).
   std::map<std::string, Shape> input_shapes;
   int64_t default_dim = 1;
+  // Import once more at another value of each symbolic dimension to keep it symbolic on
+  // export (OnnxModelInfo::symbolic); off: the dimensions stay at the values imported.
+  bool keep_symbolic = true;
 };
 
 struct ImportedModel {
   Graph graph;
   std::shared_ptr<const OnnxModelInfo> info;
   ImportSummary summary;
+  // The model imported at the alternate value of each symbolic dimension (info->symbolic),
+  // for checks at a second value.
+  std::vector<Graph> alt_graphs;
 };
+
+// `g` (the imported graph or an optimized form of it) at the alternate value of symbolic
+// dimension `p` of `info`: inputs, reshape targets and opaque outputs follow the dimension.
+// Throws Error naming the node when `g` holds the dimension's value fixed (a weight, or an
+// operator whose parameters bake it), i.e. when `g` is valid at the imported value only.
+// `map`, when given, receives where each tensor of `g` is in the result.
+Graph instantiate_symbolic(const Graph& g, const OnnxModelInfo& info, size_t p,
+                           std::map<TensorRef, TensorRef>* map = nullptr);
 
 // Reads an ONNX file (external data is read from files next to it). Throws Error naming the
 // file and the problem: unreadable or truncated file, unsupported opset, cycles, missing

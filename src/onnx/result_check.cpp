@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -177,6 +178,44 @@ ResultCheck check_results(const Graph& original, const Graph& optimized, int run
   }
   for (const auto& t : rc.tensors) rc.ok = rc.ok && t.ok;
   return rc;
+}
+
+}  // namespace graphsub
+
+namespace graphsub {
+
+std::vector<std::string> cut_summary_lines(const ResultCheck& rc, const Graph& original) {
+  std::map<std::string, std::string> op_of;  // opaque node name -> op type
+  for (NodeId id = 0; id < original.num_slots(); ++id) {
+    if (!original.alive(id)) continue;
+    const Node& n = original.node(id);
+    if (!n.is_source() && n.op->cls == OpClass::Opaque) op_of[n.name] = n.attrs.s("op_type");
+  }
+  struct Group {
+    int64_t count = 0;
+    double max_abs = 0, max_rel = 0;
+    bool ok = true;
+  };
+  std::map<std::string, Group> groups;
+  for (const auto& t : rc.tensors) {
+    if (!t.boundary) continue;
+    // Cut names are "<opaque node> input <k>" (cut_at_opaque).
+    std::string node = t.name.substr(0, t.name.rfind(" input "));
+    auto it = op_of.find(node);
+    Group& g = groups[it == op_of.end() ? std::string("?") : it->second];
+    ++g.count;
+    g.max_abs = std::max(g.max_abs, t.max_abs);
+    g.max_rel = std::max(g.max_rel, t.max_rel);
+    g.ok = g.ok && t.ok;
+  }
+  std::vector<std::pair<std::string, Group>> sorted(groups.begin(), groups.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.second.count > b.second.count; });
+  std::vector<std::string> lines;
+  for (const auto& [op, g] : sorted)
+    lines.push_back(fmt::format("{} x {}: max abs diff {:.3g}, max rel diff {:.3g}, {}", g.count,
+                                op, g.max_abs, g.max_rel, g.ok ? "ok" : "MISMATCH"));
+  return lines;
 }
 
 }  // namespace graphsub

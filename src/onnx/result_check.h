@@ -55,6 +55,11 @@ ResultCheck check_results(const Graph& original, const Graph& optimized, int run
                           CheckExecutor executor = CheckExecutor::Reference,
                           Reporter& rep = null_reporter());
 
+// The check's cut tensors grouped by the op type of the opaque node that reads them, most
+// frequent first: "35 x Clip: max abs diff 1e-06, max rel diff 2e-05, ok" (the worst of the
+// group). `original` is the graph the check's first argument was.
+std::vector<std::string> cut_summary_lines(const ResultCheck& rc, const Graph& original);
+
 // The graph with every opaque node cut out (see above); `boundary_names` receives the names
 // of the extra outputs. Exposed for tests.
 Graph cut_at_opaque(const Graph& g, std::vector<std::string>* boundary_names = nullptr);

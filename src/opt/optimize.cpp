@@ -5,11 +5,11 @@
 #include <chrono>
 #include <fstream>
 
+#include "exec/precompute.h"
 #include "ir/error.h"
 #include "opt/analytic_cost.h"
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"
-#include "opt/precompute.h"
 
 namespace graphsub::opt {
 

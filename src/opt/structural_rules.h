@@ -12,7 +12,7 @@
 //   fuse-conv-add            ewadd(conv(x, w), y) [-> act]   -> conv_add(x, w, y, act)
 //   merge-duplicates         op(x..), op(x..) with equal attributes -> one op(x..) read by both
 // The new weight expressions (enlarge, concat, the folded scale) read only weights, so they
-// cost nothing and are computed ahead of run time (precompute.h).
+// cost nothing and are computed ahead of run time (exec/precompute.h).
 #include <memory>
 #include <vector>
 

@@ -114,12 +114,18 @@ def test_wrong_model_type_is_a_type_error():
     ({"atol": float("inf")}, "--atol inf: must be a finite number"),
     ({"budget": 10**9}, "without --time-limit the budget is at most"),
     ({"threads": 100000}, "--threads 100000: at most"),
-    ({"input_shapes": {"nope": (1, 3, 8, 8)}}, "the model has no input 'nope' \\(its inputs: x\\)"),
 ])
 def test_bad_option_values_are_value_errors_with_the_cli_message(option, message, cache_dir):
     with pytest.raises(ValueError, match=message) as e:
         graphsub.optimize(conv_relu_model(), cache_dir=cache_dir, **option)
     assert isinstance(e.value, graphsub.Error)
+
+
+def test_input_shape_naming_no_input_lists_the_inputs(cache_dir):
+    with pytest.raises(graphsub.Error,
+                       match="--input-shape names 'nope', which is not an input of the model "
+                             "\\(its inputs: x\\)"):
+        graphsub.optimize(conv_relu_model(), cache_dir=cache_dir, input_shapes={"nope": (1, 3, 8, 8)})
 
 
 def test_unknown_target_lists_the_valid_ones():

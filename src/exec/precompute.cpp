@@ -1,4 +1,4 @@
-#include "opt/precompute.h"
+#include "exec/precompute.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "ir/error.h"
 
-namespace graphsub::opt {
+namespace graphsub {
 
 namespace {
 
@@ -16,8 +16,6 @@ using Values = std::vector<WeightData>;  // per output (shared, never copied)
 
 Values compute(const Graph& g, NodeId id, const std::map<NodeId, Values>& known) {
   const Node& n = g.node(id);
-  if (!n.op->kernel_f32)
-    throw Error(fmt::format("{}: no reference kernel to pre-compute it", g.describe(id)));
   std::vector<TensorType> in_types;
   std::vector<const float*> in;
   for (auto r : n.inputs) {
@@ -62,7 +60,8 @@ size_t precompute_weights(Graph& g) {
       label[id] = n.name;
       continue;
     }
-    if (n.op->cls == OpClass::Opaque || (!n.is_source() && n.inputs.empty())) continue;
+    if (n.op->cls == OpClass::Opaque || !n.op->kernel_f32 || (!n.is_source() && n.inputs.empty()))
+      continue;
     bool ready = true;
     for (auto r : n.inputs) ready = ready && known.count(r.node);
     if (!ready) continue;
@@ -83,4 +82,4 @@ size_t precompute_weights(Graph& g) {
   return folded;
 }
 
-}  // namespace graphsub::opt
+}  // namespace graphsub
