@@ -49,6 +49,6 @@ list(APPEND GRAPHSUB_CLI_LIBS graphsub_ort)
 # The jobs the command line and the Python module share: option structs and their
 # validation, the ONNX pipeline (import, optimize, check, export) and the report.
 graphsub_stage(graphsub_driver DIRS driver
-               DEPS graphsub_opt graphsub_onnx graphsub_models graphsub_gen graphsub_verify
+               DEPS graphsub_opt graphsub_onnx graphsub_ort graphsub_models graphsub_gen graphsub_verify
                     nlohmann_json::nlohmann_json)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_driver)

@@ -153,7 +153,7 @@ TEST(CliOptions, OutputFolderIsCheckedBeforeTheRun) {
 }
 
 TEST(CliOptions, UnknownTargetListsTheValidOnes) {
-  expect_error("--target nope", "--target nope: no such target (valid targets: onednn)");
+  expect_error("--target nope", "--target nope: no such target (valid targets: ort, onednn)");
 }
 
 // x -> Conv -> Relu -> Add(., x) -> Relu -> y: the second relu goes (relu of a sum of relus).
@@ -195,6 +195,46 @@ TEST(CliOptions, ReportJsonHasTheCountsRulesCostsAndCheck) {
   EXPECT_LT(j["cost"]["predicted_after_us"].get<double>(),
             j["cost"]["predicted_before_us"].get<double>());
   EXPECT_TRUE(j["timings"].contains("search_s"));
+}
+
+TEST(CliOptions, OnnxModelsTargetOnnxRuntimeAndTheGuardTimesTheWrittenModel) {
+  std::string dir = scratch_dir("options_guard"), log;
+  std::string report = dir + "/report.json";
+  std::filesystem::remove(report);
+  ASSERT_EQ(run_command(fmt::format("{} optimize {} -o {}/out.onnx --guard-runs 5 --report-json "
+                                    "{} --cache-dir {}/cache",
+                                    graphsub_bin(), conv_model(dir), dir, report, dir),
+                        &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("latency guard: "), std::string::npos) << log;
+  auto j = nlohmann::json::parse(read_file(report));
+  EXPECT_EQ(j["options"]["target"], "ort");
+  EXPECT_EQ(j["cost"]["model"], "ort");
+  const auto& g = j["timings"]["guard"];
+  EXPECT_EQ(g["runs"], 5);
+  EXPECT_GT(g["original_ms"].get<double>(), 0.0);
+  EXPECT_GT(g["control_ms"].get<double>(), 0.0);
+  ASSERT_EQ(g["candidates_ms"].size(), 1u);
+  EXPECT_GE(g["noise"].get<double>(), 0.05);
+  // Whichever file the guard chose was written and its node counts reported.
+  std::string written = g["written"];
+  EXPECT_TRUE(written == "optimized" || written == "original") << written;
+  if (written == "original") {
+    EXPECT_EQ(j["onnx_ops"]["after"], 4);
+  }
+}
+
+TEST(CliOptions, TargetFlagsThatCannotApplyAreErrors) {
+  expect_error("--target onednn --guard-runs 5",
+               "--guard-runs 5: the latency guard times models in ONNX Runtime (--target ort)");
+  expect_error("--target ort --cost measured", "--cost measured: applies to --target onednn");
+  expect_error("--guard-runs 2", "--guard-runs 2: expected 0 (no guard) or 3 to 1000");
+  std::string log;
+  EXPECT_EQ(
+      run_command(fmt::format("{} optimize --model squeezenet --target ort", graphsub_bin()), &log),
+      1);
+  EXPECT_NE(log.find("--target ort: applies to ONNX models"), std::string::npos) << log;
 }
 
 TEST(CliOptions, ReportJsonOfABuiltInModelHasItsMeasuredTimes) {

@@ -64,22 +64,27 @@ def _model_source(model):
                     f"not {type(model).__name__}")
 
 
-def optimize(model, *, target="onednn", budget=None, alpha=None, time_limit=None,
+def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
              max_queue=None, cost=None, rules=None, disable_rules=(), builtin_rules=True,
              check=None, check_executor=None, rtol=None, atol=None, input_shapes=None,
-             seed=None, threads=None, cache_dir=None, opset=None, progress=None):
+             seed=None, threads=None, cache_dir=None, opset=None, guard_runs=None,
+             progress=None):
     """Optimizes an ONNX model: import, cost-based search over verified rewrite rules, a
     check on random inputs, export. Returns (onnx.ModelProto, report dict); the report is
     what ``graphsub optimize ... --report-json`` writes for the same flags.
 
     model: onnx.ModelProto, serialized bytes, or a path (external data next to it is read).
-    target: a name of TARGETS. rules: a rule file or a list of them (None: the shipped
+    target: a name of TARGETS (None: "ort", ONNX Runtime, falling back to "onednn" with a
+    note in report["import"]["notes"] where Node.js or onnxruntime-node is missing).
+    guard_runs: ort target: timed runs of the original and the result in ONNX Runtime
+    before returning; a result slower beyond the noise band is replaced by the original
+    (0: no guard). rules: a rule file or a list of them (None: the shipped
     library). check: random input sets compared (0: no check). input_shapes: {input: shape}
     for symbolic dimensions. Raises CheckError when the check fails.
     """
     import onnx  # the result is a ModelProto; onnx is only needed here
 
-    if target not in TARGETS:
+    if target is not None and target not in TARGETS:
         raise OptionError(f"target {target!r}: no such target (valid targets: "
                           f"{', '.join(TARGETS)})")
     data, path = _model_source(model)
@@ -89,7 +94,7 @@ def optimize(model, *, target="onednn", budget=None, alpha=None, time_limit=None
         disable_rules=list(disable_rules), builtin_rules=builtin_rules, check=check,
         check_executor=check_executor, rtol=rtol, atol=atol,
         input_shapes=_input_shapes(input_shapes), seed=seed, threads=threads,
-        cache_dir=_path(cache_dir), opset=opset, progress=progress)
+        cache_dir=_path(cache_dir), opset=opset, guard_runs=guard_runs, progress=progress)
     report = json.loads(report_text)
     if failure:
         raise CheckError(failure, report)

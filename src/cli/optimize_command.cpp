@@ -41,11 +41,13 @@ void add_search_flags(CLI::App& cmd, driver::SearchJobOptions& s) {
   cmd.add_option("--max-queue", o.search.max_queue, "graphs kept in the search queue at most")
       ->capture_default_str();
   cmd.add_option("--target", s.target,
-                 fmt::format("runtime whose costs are optimized: {}",
-                             fmt::join(driver::cost_targets(), ", ")))
-      ->capture_default_str();
-  cmd.add_option("--cost", s.cost, "cost model: analytic (roofline) or measured (oneDNN timings)")
-      ->capture_default_str()
+                 fmt::format("runtime whose costs are optimized: {} (default: ort for ONNX "
+                             "models, falling back to onednn where Node.js or onnxruntime-node "
+                             "is missing; onednn for built-in models)",
+                             fmt::join(driver::cost_targets(), ", ")));
+  cmd.add_option("--cost", s.cost,
+                 "--target onednn's cost model: analytic (roofline, the default) or measured "
+                 "(oneDNN timings)")
       ->check(CLI::IsMember({"analytic", "measured"}));
   cmd.add_option("--cache-dir", o.cache_dir,
                  "where machine profiles and measured cost tables are cached");
@@ -84,7 +86,12 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
                      "shape for an input with symbolic dimensions, NAME=1x3x224x224 (repeatable)"),
       cmd.add_flag("--external-data", o.external_data,
                    "write the weights to OUT.onnx.data (automatic above 1 GiB)"),
-      cmd.add_option("--opset", o.opset, "opset of the written model (default: the input's)")};
+      cmd.add_option("--opset", o.opset, "opset of the written model (default: the input's)"),
+      cmd.add_option("--guard-runs", o.guard_runs,
+                     fmt::format("--target ort: timed runs of the original (twice) and the "
+                                 "optimized model in ONNX Runtime before writing; a result slower "
+                                 "beyond the noise band is not written (0: no guard; default {})",
+                                 driver::kDefaultGuardRuns))};
 }
 
 void add_model_flags(CLI::App& cmd, OptimizeCommandOptions& c) {

@@ -103,6 +103,13 @@ void OnnxJobPrinter::check_skipped() {
         "check: skipped (--check 0); the optimized model was not compared with the original\n");
 }
 
+void OnnxJobPrinter::guarded(const ort::GuardResult& g) {
+  // A result replaced by the original is said even when quiet: the file is not what the
+  // search found.
+  if (quiet_ && g.chosen >= 0) return;
+  fmt::print("latency guard: {}\n", g.verdict);
+}
+
 void print_written(const std::string& output) {
   auto size = std::filesystem::file_size(output);
   std::string data = output + ".data";

@@ -14,6 +14,7 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
   void checked(const ResultCheck& c, const Graph& original, double seconds,
                const std::string& at) override;
   void check_skipped() override;
+  void guarded(const ort::GuardResult& g) override;
 
  private:
   std::string input_;

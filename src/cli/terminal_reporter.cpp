@@ -7,9 +7,12 @@
 
 namespace graphsub {
 
-TerminalReporter::TerminalReporter(bool quiet) : live_(!quiet && isatty(STDERR_FILENO)), quiet_(quiet) {}
+TerminalReporter::TerminalReporter(bool quiet)
+    : live_(!quiet && isatty(STDERR_FILENO)), quiet_(quiet) {}
 
-TerminalReporter::~TerminalReporter() { clear_line(); }
+TerminalReporter::~TerminalReporter() {
+  clear_line();
+}
 
 void TerminalReporter::clear_line() {
   if (dirty_) {

@@ -12,7 +12,8 @@ class TerminalReporter : public Reporter {
  public:
   explicit TerminalReporter(bool quiet);
   ~TerminalReporter() override;
-  void progress(std::string_view stage, double done, double total, std::string_view detail) override;
+  void progress(std::string_view stage, double done, double total,
+                std::string_view detail) override;
   void info(std::string_view line) override;
   void warn(std::string_view line) override;
 

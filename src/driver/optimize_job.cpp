@@ -8,11 +8,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/latency_guard_step.h"
 #include "ir/error.h"
 #include "ir/print.h"
 #include "models/models.h"
 #include "opt/machine_profile.h"
 #include "opt/search.h"
+#include "ort/ort_cost_model.h"
+#include "ort/target.h"
 
 namespace graphsub::driver {
 
@@ -122,10 +125,25 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   report.import_notes = m.summary.notes;
   observer.imported(m);
 
+  // The runtime the model is optimized for: ONNX Runtime by default, priced by its own
+  // kernel times; graphsub's oneDNN executor when asked, or when ONNX Runtime is missing.
+  ort::Target target = ort::open_target(o.search.target);
+  report.options["target"] = target.name;
+  if (!target.fallback.empty()) {
+    report.import_notes.push_back(target.fallback);
+    rep.warn(target.fallback);
+  }
   // The ONNX job runs its own check (below): it handles opaque nodes and several runs.
   opt::OptimizeOptions opts = optimizer_options(o.search);
   opts.check = false;
-  auto cost = opt::make_cost_model(opts, rep);
+  std::unique_ptr<opt::CostModel> cost;
+  if (target.worker) {
+    report.options["cost"] = "ort";
+    cost = std::make_unique<ort::OrtCostModel>(
+        *target.worker, opts.cache_dir.empty() ? opt::default_cache_dir() : opts.cache_dir, 1, rep);
+  } else {
+    cost = opt::make_cost_model(opts, rep);
+  }
   report.result = opt::optimize_graph(m.graph, opts, lib, *cost, rep);
   const opt::OptimizeResult& r = report.result;
   report.ops_before = opt::op_counts(m.graph);
@@ -174,12 +192,24 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   ExportOptions eo;
   eo.external_data = o.external_data;
   eo.opset = o.opset;
+  const Graph* written = &r.optimized;
+  int guard_runs = o.guard_runs < 0 ? kDefaultGuardRuns : o.guard_runs;
+  if (target.worker && guard_runs > 0) {
+    t = Clock::now();
+    GuardStep g = run_latency_guard(*target.worker, m, r.optimized, o.input, model_bytes, eo,
+                                    guard_runs, rep);
+    report.seconds["guard"] = seconds_since(t);
+    if (!g.note.empty()) report.import_notes.push_back(g.note);
+    report.guard = g.result;
+    if (g.result) observer.guarded(*g.result);
+    if (g.write_original) written = &m.graph;
+  }
   t = Clock::now();
   if (o.output.empty()) {
-    out.model_bytes = export_onnx_bytes(r.optimized, m.info.get(), eo);
+    out.model_bytes = export_onnx_bytes(*written, m.info.get(), eo);
     report.onnx_ops_after = onnx_node_counts(out.model_bytes);
   } else {
-    export_onnx_file(r.optimized, m.info.get(), o.output, eo);
+    export_onnx_file(*written, m.info.get(), o.output, eo);
     report.onnx_ops_after = onnx_file_node_counts(o.output);
   }
   report.seconds["export"] = seconds_since(t);

@@ -11,6 +11,7 @@
 #include "ir/report.h"
 #include "onnx/onnx_model.h"
 #include "opt/rule_library.h"
+#include "ort/latency_guard.h"
 
 namespace graphsub::driver {
 
@@ -24,6 +25,8 @@ class OnnxJobObserver {
   virtual void checked(const ResultCheck& /*c*/, const Graph& /*original*/, double /*seconds*/,
                        const std::string& /*at*/) {}
   virtual void check_skipped() {}
+  // The ort target's end-to-end timing of the original and the optimized model.
+  virtual void guarded(const ort::GuardResult& /*g*/) {}
 };
 
 struct OnnxJobResult {

@@ -13,6 +13,7 @@
 
 #include "models/models.h"
 #include "onnx/onnx_model.h"
+#include "ort/target.h"
 
 namespace graphsub::driver {
 
@@ -51,11 +52,16 @@ void validate_search(const SearchJobOptions& s) {
         o.search.budget, kMaxBudgetWithoutTimeLimit));
   if (o.search.max_queue < 1) throw OptionError("--max-queue 0: the queue must hold a graph");
   const auto& targets = cost_targets();
-  if (std::find(targets.begin(), targets.end(), s.target) == targets.end())
+  if (!s.target.empty() && std::find(targets.begin(), targets.end(), s.target) == targets.end())
     throw OptionError(fmt::format("--target {}: no such target (valid targets: {})", s.target,
                                   fmt::join(targets, ", ")));
-  if (s.cost != "analytic" && s.cost != "measured")
+  if (!s.cost.empty() && s.cost != "analytic" && s.cost != "measured")
     throw OptionError(fmt::format("--cost {}: expected analytic or measured", s.cost));
+  if (s.target == "ort" && !s.cost.empty())
+    throw OptionError(fmt::format(
+        "--cost {}: applies to --target onednn; the ort target measures its costs in ONNX "
+        "Runtime",
+        s.cost));
   if (o.threads < 0 || o.threads > max_threads())
     throw OptionError(fmt::format(
         "--threads {}: at most {} (4 x the {} hardware threads, never above 1024; 0: all cores)",
@@ -66,8 +72,7 @@ void validate_search(const SearchJobOptions& s) {
 }  // namespace
 
 const std::vector<std::string>& cost_targets() {
-  static const std::vector<std::string> targets{"onednn"};
-  return targets;
+  return ort::target_names();
 }
 
 int max_threads() {
@@ -147,6 +152,14 @@ void validate(const OnnxJobOptions& o) {
   if (o.opset != 0 && (o.opset < kMinOnnxOpset || o.opset > kMaxOnnxOpset))
     throw OptionError(
         fmt::format("--opset {}: expected {} to {}", o.opset, kMinOnnxOpset, kMaxOnnxOpset));
+  if (o.guard_runs != -1 && o.guard_runs != 0 && (o.guard_runs < 3 || o.guard_runs > 1000))
+    throw OptionError(fmt::format(
+        "--guard-runs {}: expected 0 (no guard) or 3 to 1000 timed runs (a median needs 3)",
+        o.guard_runs));
+  if (o.guard_runs != -1 && o.search.target == "onednn")
+    throw OptionError(fmt::format(
+        "--guard-runs {}: the latency guard times models in ONNX Runtime (--target ort)",
+        o.guard_runs));
   parse_input_shapes(o.input_shapes);
   if (!o.input.empty()) check_readable_file("input", o.input);
   if (!o.output.empty()) {
@@ -167,6 +180,10 @@ void validate(const OnnxJobOptions& o) {
 
 void validate(const ModelJobOptions& o) {
   validate_search(o.search);
+  if (o.search.target == "ort")
+    throw OptionError(
+        "--target ort: applies to ONNX models; built-in models are optimized for and timed on "
+        "graphsub's oneDNN executor");
   auto names = model_names();
   if (std::find(names.begin(), names.end(), o.model) == names.end())
     throw OptionError(fmt::format("--model {}: no built-in model of that name (known: {})", o.model,

@@ -23,9 +23,14 @@ class OptionError : public Error {
 
 // The search and its cost model: shared by both jobs.
 struct SearchJobOptions {
-  opt::OptimizeOptions opt;       // alpha, budget, time limit, queue, rules, threads, seed
-  std::string target = "onednn";  // the runtime whose costs are optimized (cost_targets())
-  std::string cost = "analytic";  // analytic | measured
+  opt::OptimizeOptions opt;  // alpha, budget, time limit, queue, rules, threads, seed
+  // The runtime whose costs are optimized (cost_targets()); "": ONNX models ort (falling
+  // back to onednn, with a note, where Node.js or onnxruntime-node is missing), built-in
+  // models onednn.
+  std::string target;
+  // The onednn target's cost model: analytic | measured; "": analytic. The ort target
+  // measures its own costs, so a --cost there is an error.
+  std::string cost;
 };
 
 // The runtimes the optimizer can price graphs for.
@@ -44,6 +49,10 @@ struct OnnxJobOptions {
   bool external_data = false;
   int64_t opset = 0;        // 0: the input's
   std::string report_json;  // "": no report file
+  // ort target: timed runs of the original (twice) and the optimized model in ONNX Runtime
+  // before writing (0: no guard, -1: kDefaultGuardRuns); a result slower beyond the noise
+  // band is not written.
+  int guard_runs = -1;
 };
 
 // `graphsub optimize --model NAME`: a built-in model, timed on the fast executor.
@@ -54,6 +63,8 @@ struct ModelJobOptions {
   int runs = 10;        // timed runs of each graph (0: none)
   std::string report_json;
 };
+
+inline constexpr int kDefaultGuardRuns = 15;
 
 // Largest --budget accepted without --time-limit: at the default queue an expansion of a
 // large model takes up to about a second, so this bounds an unattended run to hours, not

@@ -67,6 +67,20 @@ Json timings_json(const Report& r) {
             {"peak_rss_mib", r.result.peak_rss_mib}};
   for (const auto& [stage, s] : r.seconds) t[stage + "_s"] = s;
   if (r.model_checked) t["check_s"] = r.result.check_seconds;
+  if (r.guard) {
+    const auto& g = *r.guard;
+    Json cands = Json::array();
+    for (const auto& c : g.candidates) cands.push_back(c.median_ms);
+    t["guard"] = {{"runtime", g.runtime},
+                  {"runs", g.original.ms.size()},
+                  {"original_ms", g.original.median_ms},
+                  {"control_ms", g.control.median_ms},
+                  {"candidates_ms", cands},
+                  {"noise", g.noise},
+                  {"written", g.chosen < 0 ? "original" : "optimized"},
+                  {"speedup", g.speedup()},
+                  {"verdict", g.verdict}};
+  }
   if (r.measured) {
     auto run = [](const opt::RunTime& x) {
       return Json{{"wall_ms", x.wall_ms}, {"cpu_ms", x.cpu_ms}};

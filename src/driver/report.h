@@ -13,6 +13,7 @@
 #include "onnx/result_check.h"
 #include "opt/optimize.h"
 #include "opt/runtime.h"
+#include "ort/latency_guard.h"
 
 namespace graphsub::driver {
 
@@ -33,6 +34,9 @@ struct Report {
   std::optional<ResultCheck> check;
   // The same check again at the second value of each symbolic dimension ("batch=3").
   std::vector<std::pair<std::string, ResultCheck>> symbolic_checks;
+  // The ort target's latency guard (unset when it did not run); load-dependent, so reported
+  // under "timings".
+  std::optional<ort::GuardResult> guard;
   // ... and the built-in model form's (the optimizer's own check).
   bool model_checked = false;
   // Timings: wall clock of each stage and measured run times (model form with --runs).

@@ -15,8 +15,10 @@ struct GuardOptions {
   int warmup = 2;   // untimed runs of each model first
   int threads = 1;  // intra-op threads; 1 by default: with more, this 2-core machine swings 25%
   int64_t dim = 1;  // value of symbolic input dimensions
-  // The noise band is never taken below this: a median over a few runs cannot resolve less.
-  double min_noise = 0.02;
+  // The noise band is never taken below this: on these shared 2-core machines ONNX Runtime's
+  // A/A ratios over 20 runs spread from 0.97x to 1.06x, so a smaller difference is not a
+  // measured one.
+  double min_noise = 0.05;
 };
 
 struct TimedModel {

@@ -48,11 +48,15 @@ OrtCostModel::OrtCostModel(Worker& worker, std::string cache_dir, int threads, R
        fmt::format("ort-op-costs-{}-ort{}.json", opt::cpu_tag(threads), worker.runtime_version()))
           .string();
   std::ifstream in(path_);
-  if (!in) return;
+  if (!in) {
+    ensure_per_kernel_cost();
+    return;
+  }
   try {
     auto j = nlohmann::json::parse(in);
     if (j.value("version", 0) != kTableVersion) {
       dirty_ = true;
+      ensure_per_kernel_cost();
       return;
     }
     per_kernel_us_ = j.at("per_kernel_us").get<double>();
@@ -62,6 +66,14 @@ OrtCostModel::OrtCostModel(Worker& worker, std::string cache_dir, int threads, R
     per_kernel_us_ = -1;
     reporter_.warn(fmt::format("ignoring unreadable cost table {}: {}", path_, e.what()));
   }
+  ensure_per_kernel_cost();
+}
+
+void OrtCostModel::ensure_per_kernel_cost() {
+  if (per_kernel_us_ >= 0) return;
+  make_scratch();
+  per_kernel_us_ = measure_per_kernel_us();
+  dirty_ = true;
 }
 
 OrtCostModel::~OrtCostModel() {
@@ -79,7 +91,7 @@ OrtCostModel::~OrtCostModel() {
 std::string OrtCostModel::assumptions() const {
   return fmt::format(
       "ONNX Runtime {} kernel times per configuration ({} thread(s)), {:.2f} us per kernel "
-      "dispatch; table {} ({} configurations)",
+      "dispatch; table {} ({} configurations when the search began)",
       worker_.runtime_version(), threads_, per_kernel_us_, path_, table_.size());
 }
 
@@ -139,16 +151,15 @@ double OrtCostModel::measure_per_kernel_us() {
   return std::max(0.0, (fastest("many") - fastest("one")) / 63.0);
 }
 
+void OrtCostModel::make_scratch() {
+  if (!scratch_.empty()) return;
+  std::string tmpl = (std::filesystem::temp_directory_path() / "graphsub-ort-XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw Error(fmt::format("cannot create a folder like {}", tmpl));
+  scratch_ = tmpl;
+}
+
 double OrtCostModel::config_cost(const opt::OpConfig& c) {
-  if (scratch_.empty()) {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "graphsub-ort-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw Error(fmt::format("cannot create a folder in {}", tmpl));
-    scratch_ = tmpl;
-  }
-  if (per_kernel_us_ < 0) {
-    per_kernel_us_ = measure_per_kernel_us();
-    dirty_ = true;
-  }
+  make_scratch();
   // Opaque operators cannot be changed by a rewrite, so every candidate pays the same for
   // them: their price only has to be the same in every graph.
   if (c.op->cls == OpClass::Opaque) return 0;

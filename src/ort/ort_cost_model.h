@@ -36,6 +36,8 @@ class OrtCostModel : public opt::CostModel {
   // Kernel time (us) and kernel count of one exported model, by per-node profiling.
   std::pair<double, int> profile_model(const std::string& path);
   double measure_per_kernel_us();
+  void ensure_per_kernel_cost();  // measured once, then cached with the table
+  void make_scratch();
 
   Worker& worker_;
   int threads_;
