@@ -1,5 +1,6 @@
 // The rule language: terms, the parser and printer (round trips, error locations), the axioms
 // file, conditions, and instantiation of terms as IR.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -11,6 +12,7 @@
 #include "rules/instantiate.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
+#include "rules/sexpr.h"
 
 namespace graphsub::rules {
 namespace {
@@ -180,6 +182,53 @@ TEST(RuleFile, ErrorsCarryFileLineAndColumn) {
   EXPECT_NE(error_of([] {
               load_rules("/nonexistent/x.rules");
             }).find("cannot read rule file '/nonexistent/x.rules'"),
+            std::string::npos);
+}
+
+// A hostile file nested 20,000 deep is an error naming the file, the line and the limit, not a
+// stack overflow; the limit itself is accepted.
+TEST(RuleFile, NestingPastTheLimitIsAnError) {
+  std::string deep = "(rule deep\n  (source\n";
+  for (int i = 0; i < 20000; ++i) deep += "(relu\n";
+  deep += "?x";
+  std::string err = error_of([&] { parse_rules(deep, "deep.rules"); });
+  // The list that opens level kMaxNesting + 1: (rule on line 1, (source on 2, relus from 3.
+  EXPECT_EQ(err.rfind(fmt::format("deep.rules:{}:1: lists nested more than {} deep",
+                                  kMaxNesting + 1, kMaxNesting),
+                      0),
+            0u)
+      << err;
+  std::string closed = deep + std::string(20000, ')') + ")\n  (target ?x))";
+  EXPECT_NE(error_of([&] { parse_rules(closed, "deep.rules"); }).find("nested more than 256"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { parse_term(std::string(100000, '(')); }).find("nested more than"),
+            std::string::npos);
+  std::string at_limit = std::string(kMaxNesting, '(') + std::string(kMaxNesting, ')');
+  EXPECT_EQ(read_sexprs(at_limit, "ok.rules").size(), 1u);
+  EXPECT_NE(error_of([&] {
+              read_sexprs("(" + at_limit + ")", "over.rules");
+            }).find("over.rules:1:257: lists nested more than 256 deep"),
+            std::string::npos);
+}
+
+// The deepest rule the limit allows parses, prints and parses back.
+TEST(RuleFile, ARuleAtTheNestingLimitRoundTrips) {
+  RuleSet axioms = load_rules(kAxioms);
+  // (rule (source (transpose (transpose relu^n ?x)))): n + 4 lists.
+  std::string chain = "?x";
+  for (int i = 0; i < kMaxNesting - 4; ++i) chain = "(relu " + chain + ")";
+  std::string text =
+      "(rule deep (source (transpose (transpose " + chain + "))) (target " + chain + "))";
+  RuleSet rules = parse_rules(text, "deep.rules", &axioms);
+  ASSERT_EQ(rules.rules.size(), 1u);
+  RuleSet back = parse_rules(ruleset_str(rules), "printed.rules", &axioms);
+  ASSERT_EQ(back.rules.size(), 1u);
+  expect_same_rule(rules.rules[0], back.rules[0]);
+  EXPECT_NE(error_of([&] {
+              parse_rules("(rule deeper (source (transpose (transpose (relu " + chain +
+                              ")))) (target " + chain + "))",
+                          "deep.rules", &axioms);
+            }).find("deep.rules:1:"),
             std::string::npos);
 }
 

@@ -72,6 +72,12 @@ class Reader {
     e.loc = here();
     char c = text_[pos_];
     if (c == '(') {
+      // Checked before descending: the reader itself recurses once per level.
+      if (depth_ >= kMaxNesting)
+        fail_at(e.loc, fmt::format("lists nested more than {} deep (the limit of the rule "
+                                   "language; a real rule nests fewer than 10)",
+                                   kMaxNesting));
+      ++depth_;
       e.kind = SExpr::Kind::List;
       advance();
       skip_space();
@@ -80,6 +86,7 @@ class Reader {
           fail_at(e.loc, "expected ')' to close this '(' before the end of the file");
         if (text_[pos_] == ')') {
           advance();
+          --depth_;
           return e;
         }
         e.items.push_back(read_one());
@@ -118,6 +125,7 @@ class Reader {
   size_t pos_ = 0;
   int line_ = 1;
   int col_ = 1;
+  int depth_ = 0;  // lists open at pos_
 };
 
 }  // namespace

@@ -24,8 +24,16 @@ struct SExpr {
   std::string_view head() const;
 };
 
+// The deepest nesting of lists read_sexprs accepts. Every later stage (terms, conditions,
+// instantiation, printing, the Z3 encoding, matching) recurses over the nesting, so a bound
+// here keeps a hostile file from overflowing any of their stacks. The deepest rule of the
+// shipped files nests 7 lists (a term of 5 operators inside (rule (source ...))); hand-written
+// rules get room to spare.
+inline constexpr int kMaxNesting = 256;
+
 // Reads every top-level expression of `text`. Throws graphsub::Error "file:line:col: ..." on an
-// unbalanced parenthesis, an unterminated string or a stray ')'.
+// unbalanced parenthesis, an unterminated string, a stray ')' or lists nested deeper than
+// kMaxNesting.
 std::vector<SExpr> read_sexprs(std::string_view text, const std::string& file);
 
 // "file:line:col" of a location, for messages.
