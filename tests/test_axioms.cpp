@@ -171,6 +171,26 @@ TEST(Axioms, ReportIsIndependentOfThreadCount) {
   EXPECT_EQ(a.instances, b.instances);
 }
 
+// An instance bound stops the exhaustive test after that many instances in all, shared over
+// the parameter assignments (each of the 4 axes gets its turn), and the same bound gives the
+// same instances.
+TEST(Axioms, AnInstanceBoundIsKeptAndSharedOverTheParameters) {
+  RuleSet s =
+      planted("(axiom t \"true\" (= (concat ?a (relu ?x) (relu ?y)) (relu (concat ?a ?x ?y))))");
+  ShapeSpace space = test_space(load_rules(kAxioms));
+  BoundedResult all = bounded_test(s.axioms[0], s, space);
+  ASSERT_TRUE(all.holds) << all.counterexample;
+  ASSERT_GT(all.instances, 100u);
+  BoundedOptions bounded;
+  bounded.max_instances = 40;
+  BoundedResult some = bounded_test(s.axioms[0], s, space, bounded);
+  EXPECT_TRUE(some.holds);
+  EXPECT_LE(some.instances, 40u);
+  EXPECT_GE(some.instances, 20u);
+  EXPECT_EQ(some.param_sets, all.param_sets);
+  EXPECT_EQ(bounded_test(s.axioms[0], s, space, bounded).instances, some.instances);
+}
+
 TEST(Instances, EnumerationFindsExactlyTheWellTypedShapes) {
   RuleSet s = planted("(axiom t \"\" (= (ewadd ?x ?y) (ewadd ?y ?x)))");
   ShapeSpace space;

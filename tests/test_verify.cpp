@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "rules/rule_parser.h"
+#include "rules/sexpr.h"
 #include "verify/verifier.h"
 
 namespace graphsub::verify {
@@ -130,6 +131,69 @@ TEST(Verifier, ADeterministicResourceLimitStopsTheSolver) {
   EXPECT_TRUE(Verifier(ax, o).verify(set.rules[0]).proved());
 }
 
+// Rules false only at sizes the sampled pre-test does not try (3 or 4 wide): the solver leaves
+// them open, and the exhaustive bounded test (what check-axioms runs) finds the counterexample,
+// so they are reported false, not unknown.
+TEST(Verifier, RulesTheSampleMissesAreFoundFalseByTheExhaustiveTest) {
+  rules::RuleSet ax = axioms();
+  rules::RuleSet set = rules::load_rules(kSrc + "/tests/rules/false_beyond_sample.rules", &ax);
+  ASSERT_GE(set.rules.size(), 3u);
+  VerifyOptions without = options();
+  without.exhaustive_instances = 0;
+  auto open = Verifier(ax, without).verify_all(set.rules);
+  auto found = Verifier(ax, options()).verify_all(set.rules);
+  for (size_t i = 0; i < set.rules.size(); ++i) {
+    // The pre-test passed and the solver did not decide...
+    EXPECT_TRUE(open[i].verdict == Verdict::Unknown || open[i].verdict == Verdict::Timeout)
+        << open[i].name << ": " << verdict_name(open[i].verdict) << " " << open[i].reason;
+    EXPECT_GT(open[i].tested, 0u) << open[i].name;
+    EXPECT_EQ(open[i].exhaustive, 0u) << open[i].name;
+    // ...and the exhaustive test, within its bound, found the counterexample.
+    EXPECT_EQ(found[i].verdict, Verdict::Counterexample)
+        << found[i].name << ": " << verdict_name(found[i].verdict) << " " << found[i].reason;
+    EXPECT_EQ(found[i].output, 0) << found[i].name;
+    EXPECT_GT(found[i].exhaustive, 0u) << found[i].name;
+    EXPECT_LE(found[i].exhaustive, options().exhaustive_instances) << found[i].name;
+    EXPECT_NE(found[i].reason.find("exhaustive bounded test"), std::string::npos)
+        << found[i].reason;
+  }
+}
+
+// A rule at the nesting limit of the rule language (rules/sexpr.h) goes through every stage
+// that walks its terms (instantiation, the numeric test, the Z3 encoding) and is proved.
+TEST(Verifier, ARuleAtTheNestingLimitIsProved) {
+  rules::RuleSet ax = axioms();
+  std::string chain = "?x";
+  for (int i = 0; i < rules::kMaxNesting - 4; ++i) chain = "(relu " + chain + ")";
+  rules::RuleSet set = rules::parse_rules(
+      "(rule deep (source (transpose (transpose " + chain + "))) (target " + chain + "))",
+      "deep.rules", &ax);
+  RuleVerdict v = Verifier(ax, options()).verify(set.rules[0]);
+  EXPECT_TRUE(v.proved()) << verdict_name(v.verdict) << " " << v.reason;
+  EXPECT_GT(v.tested, 0u);
+}
+
+// Past the time limit with timeout_is_error, a check is an error for the caller, not a
+// Timeout verdict that would make its output depend on the machine's load.
+TEST(Verifier, PastTheSafetyTimeLimitIsAnErrorNotAVerdict) {
+  rules::RuleSet ax = axioms();
+  rules::RuleSet set = rules::load_rules(kSrc + "/tests/rules/true.rules", &ax);
+  VerifyOptions o = options();
+  o.timeout_ms = 0;
+  o.timeout_is_error = true;
+  o.rlimit = 10'000'000;
+  Verifier v(ax, o);
+  EXPECT_THROW(v.verify(set.rules[0]), SafetyLimitExceeded);
+  o.reuse_context = true;
+  std::string what;
+  try {
+    Verifier(ax, o).verify_all(set.rules);
+  } catch (const SafetyLimitExceeded& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("safety time limit of 0 ms"), std::string::npos) << what;
+}
+
 // A rule whose time limit has run out before the solver starts is a timeout (the numeric
 // test still ran); proofs on the same thread before and after it are unaffected.
 TEST(Verifier, NoTimeLeftIsATimeout) {
@@ -171,6 +235,29 @@ std::vector<rules::Rule> false_and_true_rules(const rules::RuleSet& ax, size_t n
     mixed.push_back(t.rules.at(i));
   }
   return mixed;
+}
+
+// Shared contexts run over fixed runs of consecutive rules: each check sees the same solver
+// history, so the resource counts (and with them the verdicts under a resource limit) are the
+// same on one thread and on three, run after run.
+TEST(Verifier, ResourceCountsDoNotDependOnThreads) {
+  rules::RuleSet ax = axioms();
+  std::vector<rules::Rule> mixed = false_and_true_rules(ax, 12);
+  ASSERT_GT(mixed.size(), kRulesPerSession);
+  VerifyOptions o = options();
+  o.numeric_test = false;  // the solver decides every one
+  o.reuse_context = true;
+  o.count_resources = true;
+  o.threads = 1;
+  auto a = Verifier(ax, o).verify_all(mixed);
+  o.threads = 3;
+  auto b = Verifier(ax, o).verify_all(mixed);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].verdict, b[i].verdict) << a[i].name;
+    EXPECT_GT(a[i].resources, 0u) << a[i].name;
+    EXPECT_EQ(a[i].resources, b[i].resources) << a[i].name;
+  }
 }
 
 TEST(Verifier, VerdictsDoNotDependOnThreads) {
@@ -315,6 +402,52 @@ TEST(VerifyCommand, PrintsALinePerRuleAndASummary) {
   auto [err_status, err] = run("verify /nonexistent.rules");
   EXPECT_EQ(err_status, 1) << err;
   EXPECT_NE(err.find("cannot read rule file '/nonexistent.rules'"), std::string::npos) << err;
+}
+
+// The shipped command proves every rule of the shipped library, those that type-check only at
+// 5x5 images among them (tested at the generator's pool shapes). About 3 s of processor time
+// with --reuse-context.
+TEST(VerifyCommand, TheShippedLibraryIsProved) {
+  rules::RuleSet ax = axioms();
+  size_t n = rules::load_rules(kSrc + "/rules/default.rules", &ax).rules.size();
+  ASSERT_GT(n, 1000u);
+  auto [status, out] = run("verify --reuse-context " + kSrc + "/rules/default.rules");
+  EXPECT_EQ(status, 0) << out.substr(0, 4000);
+  EXPECT_NE(out.find(fmt::format("{} rules from {}/rules/default.rules: {} proved, 0 not proved", n,
+                                 kSrc, n)),
+            std::string::npos)
+      << out.substr(out.size() > 2000 ? out.size() - 2000 : 0);
+}
+
+TEST(VerifyCommand, RulesFalseBeyondTheSampleAreCounterexamples) {
+  auto [status, out] = run("verify " + kSrc + "/tests/rules/false_beyond_sample.rules");
+  EXPECT_EQ(status, 1) << out;
+  EXPECT_NE(out.find("0 proved, 3 not proved (3 counterexample, 0 unknown, 0 timeout"),
+            std::string::npos)
+      << out;
+}
+
+// A rule file nested 20,000 deep (a stack overflow in the parser once) is an error naming the
+// file, the line and the limit, for `verify` and for `optimize --rules`.
+TEST(VerifyCommand, DeeplyNestedRuleFileIsAnError) {
+  std::string path = std::string(GRAPHSUB_BINARY_DIR) + "/deep_nesting_test.rules";
+  {
+    std::string text = "(rule deep\n  (source\n";
+    for (int i = 0; i < 20000; ++i) text += "(relu\n";
+    text += "?x" + std::string(20001, ')') + "\n  (target ?x))\n";
+    FILE* f = fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    fwrite(text.data(), 1, text.size(), f);
+    fclose(f);
+  }
+  std::string where = fmt::format("{}:257:1: lists nested more than 256 deep", path);
+  auto [verify_status, verify_out] = run("verify " + path);
+  EXPECT_EQ(verify_status, 1) << verify_out;
+  EXPECT_NE(verify_out.find(where), std::string::npos) << verify_out;
+  auto [opt_status, opt_out] = run("optimize --model demo --rules " + path);
+  EXPECT_EQ(opt_status, 1) << opt_out;
+  EXPECT_NE(opt_out.find(where), std::string::npos) << opt_out;
+  std::remove(path.c_str());
 }
 
 }  // namespace

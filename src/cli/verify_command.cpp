@@ -34,6 +34,7 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_flag("--times", c->times, "print the time of each rule (output then varies run to run)");
   cmd->callback([c, &flags] {
     c->job.numeric = !c->no_numeric;
+    c->job.count_resources = c->times;
     TerminalReporter rep(flags.quiet);
     driver::VerifyJobResult res = driver::run_verify_job(c->job, rep);
     const auto& verdicts = res.verdicts;
@@ -46,9 +47,10 @@ void add_verify_command(CLI::App& app, GlobalFlags& flags) {
     for (auto& v : verdicts) {
       ++counts[v.verdict];
       ms.push_back(v.total_ms());
-      std::string time = times ? fmt::format("  {:8.1f} ms (numeric {:.1f}, solver {:.1f})",
-                                             v.total_ms(), v.numeric_ms, v.solver_ms)
-                               : "";
+      std::string time =
+          times ? fmt::format("  {:8.1f} ms (numeric {:.1f}, solver {:.1f}, {} Z3 resources)",
+                              v.total_ms(), v.numeric_ms, v.solver_ms, v.resources)
+                : "";
       if (v.proved())
         fmt::print("proved      {:<{}}{}\n", v.name, width, time);
       else

@@ -21,6 +21,7 @@ struct VerifyJobOptions {
   int threads = 0;  // 0: all cores
   bool numeric = true;
   bool reuse_context = false;
+  bool count_resources = false;  // Z3's resource count per rule (verify --times)
 };
 
 struct VerifyJobResult {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "ir/error.h"
@@ -118,6 +119,15 @@ std::vector<float> pool_values_f32(uint64_t seed, size_t index, int64_t n) {
   for (auto& x : v)
     x = static_cast<float>(static_cast<double>(splitmix64(s) >> 11) * 0x1.0p-52 - 1.0);
   return v;
+}
+
+std::vector<TensorType> pool_types(const std::vector<PoolTensor>& pool) {
+  std::vector<TensorType> out;
+  for (auto& p : pool) {
+    TensorType t{.shape = p.shape};
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace graphsub::gen

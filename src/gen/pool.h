@@ -28,6 +28,9 @@ std::vector<PoolTensor> default_pool();
 // the bad entry.
 std::vector<PoolTensor> parse_pool(const std::string& spec);
 std::string pool_str(const std::vector<PoolTensor>& pool);
+// The distinct shapes of `pool`, in order, as tensor types: where every rule generated from it
+// type-checks (the verifier's VerifyOptions::fallback_types).
+std::vector<TensorType> pool_types(const std::vector<PoolTensor>& pool);
 
 const char* role_name(Role r);
 

@@ -20,7 +20,8 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// One parameter assignment of one rule: all its instances, stopping at the first failure.
+// One parameter assignment of one rule: all its instances (or its first `cap`, when not 0),
+// stopping at the first failure.
 struct ItemResult {
   uint64_t instances = 0, exact = 0;
   bool holds = true;
@@ -29,7 +30,7 @@ struct ItemResult {
 };
 
 ItemResult test_params(const Rule& r, const ParamAssignment& params, const Candidates& cands,
-                       uint64_t item_seed, const BoundedOptions& opts) {
+                       uint64_t item_seed, const BoundedOptions& opts, uint64_t cap = 0) {
   ItemResult res;
   auto test = [&](const Instance& in) {
     uint64_t seed = item_seed ^ (res.instances * 0x9E3779B97F4A7C15ull);
@@ -45,7 +46,10 @@ ItemResult test_params(const Rule& r, const ParamAssignment& params, const Candi
     return true;
   };
   if (opts.max_per_params == 0) {
-    for_each_instance(r, params, cands, test, opts.max_partial_instances);
+    for_each_instance(
+        r, params, cands,
+        [&](const Instance& in) { return test(in) && (cap == 0 || res.instances < cap); },
+        opts.max_partial_instances);
     return res;
   }
   // A seeded random sample (sample_instances), so that it covers different ranks, groupings
@@ -87,10 +91,22 @@ BoundedResult test_candidates(const Rule& r, const RuleSet& domains, const Candi
   BoundedResult res;
   res.name = r.name;
   auto assignments = param_assignments(r, domains);
-  for (size_t i = 0; i < assignments.size() && res.holds; ++i) {
-    merge(res, test_params(r, assignments[i], plain, rule_seed(r, opts.seed, 2 * i), opts));
-    if (res.holds && split)
-      merge(res, test_params(r, assignments[i], *split, rule_seed(r, opts.seed, 2 * i + 1), opts),
+  // The share of opts.max_instances of the next item, of `left` items (0: no bound).
+  uint64_t items = assignments.size() * (split ? 2 : 1);
+  auto share = [&](uint64_t left) -> uint64_t {
+    if (opts.max_instances == 0 || opts.max_per_params != 0) return 0;
+    uint64_t rest = opts.max_instances - std::min(opts.max_instances, res.instances);
+    return std::max<uint64_t>(1, rest / std::max<uint64_t>(1, left));
+  };
+  auto spent = [&] { return opts.max_instances != 0 && res.instances >= opts.max_instances; };
+  for (size_t i = 0; i < assignments.size() && res.holds && !spent(); ++i) {
+    uint64_t left = items - (split ? 2 * i : i);
+    merge(res,
+          test_params(r, assignments[i], plain, rule_seed(r, opts.seed, 2 * i), opts, share(left)));
+    if (res.holds && split && !spent())
+      merge(res,
+            test_params(r, assignments[i], *split, rule_seed(r, opts.seed, 2 * i + 1), opts,
+                        share(left - 1)),
             false);
   }
   require_instances(res);

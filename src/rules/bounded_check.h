@@ -28,6 +28,10 @@ struct BoundedOptions {
   // Instances per parameter assignment and pass, a seeded random sample of the well-typed
   // ones (sample_instances). 0: all of them.
   uint64_t max_per_params = 0;
+  // With max_per_params 0: at most this many instances in all (0: no bound), shared out over
+  // the parameter assignments and passes in order (each takes an even share of what is left,
+  // so one with few instances leaves the rest to the later ones), each its first instances.
+  uint64_t max_instances = 0;
   uint64_t seed = 1;
   NumericOptions numeric;
   // Bound of the instance search (see instances.h): past it the test throws

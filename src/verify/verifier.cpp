@@ -24,9 +24,11 @@ double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// A Z3 context with the axioms encoded, and a solver holding them, kept per thread
+}  // namespace
+
+// A Z3 context with the axioms encoded, and a solver holding them, kept for a run of rules
 // (VerifyOptions::reuse_context). Each rule is checked inside its own push/pop scope of the
-// solver, so the axioms are asserted and internalized once per thread, not once per rule
+// solver, so the axioms are asserted and internalized once per run, not once per rule
 // (most of a call's solver time on these small rules).
 struct Z3Session {
   Z3Session(const rules::RuleSet& ax, unsigned rlimit)
@@ -49,6 +51,8 @@ struct Z3Session {
   z3::solver solver;
 };
 
+namespace {
+
 // One rule's scope in a session's solver.
 class SolverScope {
  public:
@@ -67,7 +71,14 @@ class SolverScope {
   z3::solver& s_;
 };
 
-std::atomic<uint64_t> next_verifier_id{1};
+// Z3's resource count of the context so far ("rlimit count" of the statistics).
+uint64_t resource_count(z3::solver& s) {
+  z3::stats st = s.statistics();
+  for (unsigned i = 0; i < st.size(); ++i)
+    if (st.key(i) == "rlimit count")
+      return static_cast<uint64_t>(st.is_uint(i) ? st.uint_value(i) : st.double_value(i));
+  return 0;
+}
 
 // Checks rule `r` in a scope of the session's solver; sets the verdict and reason of `v`.
 // Returns false when the watchdog interrupted a check (the session is not to be reused).
@@ -90,11 +101,20 @@ bool check_rule(Z3Session& session, SolverWatchdog& watchdog, const rules::Rule&
     // No time left (the earlier outputs used it): a timeout without a check.
     bool out_of_time = Clock::now() >= deadline;
     if (!out_of_time) {
-      SolverWatchdog::Watch watch(watchdog, session.ctx, deadline);
-      res = s.check();
-      out_of_time = watch.interrupted();
+      uint64_t before = opts.count_resources ? resource_count(s) : 0;
+      {
+        SolverWatchdog::Watch watch(watchdog, session.ctx, deadline);
+        res = s.check();
+        out_of_time = watch.interrupted();
+      }
+      if (opts.count_resources) v.resources += resource_count(s) - before;
       reusable = reusable && !out_of_time;
     }
+    if (out_of_time && opts.timeout_is_error)
+      throw SafetyLimitExceeded(fmt::format(
+          "rule {}: output {} not decided within the safety time limit of {} ms (the resource "
+          "limit {} should end every check long before; the machine may be overloaded)",
+          r.name, i, opts.timeout_ms, opts.rlimit));
     if (res == z3::unsat) {
       s.pop();
       continue;
@@ -168,7 +188,6 @@ class LazyWatchdog {
 Verifier::Verifier(rules::RuleSet axioms, VerifyOptions opts)
     : axioms_(std::move(axioms)),
       opts_(std::move(opts)),
-      id_(next_verifier_id.fetch_add(1)),
       watchdog_(std::make_shared<LazyWatchdog>()) {
   axioms_.rules.clear();
 }
@@ -231,46 +250,77 @@ RuleVerdict Verifier::numeric_test(const rules::Rule& r) const {
   return v;
 }
 
-RuleVerdict Verifier::prove(const rules::Rule& r) const {
+RuleVerdict Verifier::prove(const rules::Rule& r, std::unique_ptr<Z3Session>* session) const {
   RuleVerdict v;
   v.name = r.name;
   auto t0 = Clock::now();
   std::unique_ptr<Z3Session> own;
-  Z3Session* session = nullptr;
-  thread_local std::pair<uint64_t, std::unique_ptr<Z3Session>> kept;
-  if (opts_.reuse_context) {
-    if (kept.first != id_ || !kept.second)
-      kept = {id_, std::make_unique<Z3Session>(axioms_, opts_.rlimit)};
-    session = kept.second.get();
-  } else {
-    own = std::make_unique<Z3Session>(axioms_, opts_.rlimit);
-    session = own.get();
-  }
+  std::unique_ptr<Z3Session>& s = session ? *session : own;
+  if (!s) s = std::make_unique<Z3Session>(axioms_, opts_.rlimit);
   try {
     // An interrupted context may still be canceled for its next check: not reused.
-    if (!check_rule(*session, watchdog_->get(opts_.timeout_ms), r, opts_, v, t0) &&
-        opts_.reuse_context)
-      kept.second.reset();
+    if (!check_rule(*s, watchdog_->get(opts_.timeout_ms), r, opts_, v, t0)) s.reset();
   } catch (...) {
     // A solver left in an unknown state is not reused.
-    if (opts_.reuse_context) kept.second.reset();
+    s.reset();
     throw;
   }
   v.solver_ms = ms_since(t0);
   return v;
 }
 
-RuleVerdict Verifier::verify(const rules::Rule& r) const {
+void Verifier::refute(const rules::Rule& r, RuleVerdict& v) const {
+  auto t0 = Clock::now();
+  rules::BoundedOptions bo;
+  bo.max_per_params = 0;  // every instance, in enumeration order
+  bo.seed = opts_.seed;
+  bo.max_partial_instances = opts_.max_partial_instances;
+  uint64_t budget = opts_.exhaustive_instances;
+  // The axioms' space first (what check-axioms enumerates), then the fallback types, with what
+  // the first left of the budget. A search too large to enumerate refutes nothing.
+  auto run = [&](auto&& test) -> bool {
+    if (budget == 0) return false;
+    bo.max_instances = budget;
+    try {
+      rules::BoundedResult b = test();
+      v.exhaustive += b.instances;
+      budget -= std::min(budget, b.instances);
+      if (b.holds || b.instances == 0) return false;
+      v.verdict = Verdict::Counterexample;
+      v.output = b.output;
+      v.reason = fmt::format(
+          "numerically false at {} (exhaustive bounded test, {} instances, after the solver "
+          "left it open)",
+          b.counterexample, v.exhaustive);
+      return true;
+    } catch (const rules::InstanceSearchTooLarge&) {
+      return false;
+    }
+  };
+  if (!run([&] {
+        return rules::bounded_test(r, axioms_, axioms_.shapes.value_or(rules::ShapeSpace{}), bo);
+      }) &&
+      !opts_.fallback_types.empty())
+    run([&] { return rules::bounded_test_types(r, axioms_, opts_.fallback_types, bo); });
+  v.numeric_ms += ms_since(t0);
+}
+
+RuleVerdict Verifier::verify_in(const rules::Rule& r, std::unique_ptr<Z3Session>* session) const {
   try {
     RuleVerdict n;
     if (opts_.numeric_test) {
       n = numeric_test(r);
       if (n.verdict == Verdict::Counterexample || n.verdict == Verdict::Invalid) return n;
     }
-    RuleVerdict p = prove(r);
+    RuleVerdict p = prove(r, session);
     p.tested = n.tested;
     p.numeric_ms = n.numeric_ms;
+    if ((p.verdict == Verdict::Unknown || p.verdict == Verdict::Timeout) &&
+        opts_.exhaustive_instances > 0)
+      refute(r, p);
     return p;
+  } catch (const SafetyLimitExceeded&) {
+    throw;  // not a verdict: the caller's output must not depend on time
   } catch (const z3::exception& e) {
     return {.name = r.name,
             .verdict = Verdict::Invalid,
@@ -280,6 +330,10 @@ RuleVerdict Verifier::verify(const rules::Rule& r) const {
   }
 }
 
+RuleVerdict Verifier::verify(const rules::Rule& r) const {
+  return verify_in(r, nullptr);
+}
+
 std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& rules,
                                               Reporter& rep) const {
   std::vector<RuleVerdict> out(rules.size());
@@ -287,15 +341,22 @@ std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& ru
   std::mutex mu;
   std::exception_ptr error;  // the first exception of a worker (out of memory, say)
   std::atomic<bool> failed{false};
+  // Work items: runs of consecutive rules that share one Z3 session with reuse_context (so a
+  // rule's check sees the same solver history whatever the threads and their timing), single
+  // rules otherwise.
+  size_t run = opts_.reuse_context ? kRulesPerSession : 1;
   auto work = [&] {
     while (!failed) {
-      size_t k = next.fetch_add(1);
-      if (k >= rules.size()) return;
-      out[k] = verify(rules[k]);
-      size_t d = done.fetch_add(1) + 1;
-      std::lock_guard<std::mutex> lk(mu);
-      rep.progress("verify", static_cast<double>(d), static_cast<double>(rules.size()),
-                   rules[k].name);
+      size_t first = next.fetch_add(run);
+      if (first >= rules.size()) return;
+      std::unique_ptr<Z3Session> session;
+      for (size_t k = first; k < std::min(first + run, rules.size()) && !failed; ++k) {
+        out[k] = verify_in(rules[k], opts_.reuse_context ? &session : nullptr);
+        size_t d = done.fetch_add(1) + 1;
+        std::lock_guard<std::mutex> lk(mu);
+        rep.progress("verify", static_cast<double>(d), static_cast<double>(rules.size()),
+                     rules[k].name);
+      }
     }
   };
   auto worker = [&] {
@@ -307,7 +368,7 @@ std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& ru
   };
   int n = opts_.threads > 0 ? opts_.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  n = std::min<int>(n, static_cast<int>(std::max<size_t>(1, rules.size())));
+  n = std::min<int>(n, static_cast<int>(std::max<size_t>(1, (rules.size() + run - 1) / run)));
   std::vector<std::thread> pool;
   try {
     for (int i = 1; i < n; ++i) pool.emplace_back(worker);

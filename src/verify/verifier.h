@@ -5,11 +5,13 @@
 // a rule that is numerically false is rejected at once, naming the differing output. Then it
 // asks Z3 whether some output could differ from its replacement while every axiom holds
 // (quantified, instantiated by E-matching on the axioms' patterns); "unsat" proves the rule.
-// Each rule gets a fresh Z3 solver and context by default (or, with reuse_context, its own
-// push/pop scope of a per-thread solver that holds the axioms), so verdicts do not
-// depend on the order in which rules are checked (for the scopes: checked on samples and in
-// tests/test_verify.cpp), and rules are checked in parallel (Z3 contexts are not shared between
-// threads).
+// A rule the solver leaves open gets the exhaustive bounded test of `check-axioms` (up to a
+// number of instances), so that a rule with a counterexample there is reported false, never
+// "unknown". Each rule gets a fresh Z3 solver and context by default (or, with reuse_context,
+// verify_all checks runs of consecutive rules in push/pop scopes of one solver that holds the
+// axioms), so verdicts do not depend on the order in which rules are checked nor on the
+// number of threads (tests/test_verify.cpp), and rules are checked in parallel (Z3 contexts
+// are not shared between threads).
 //
 //   rules::RuleSet axioms = rules::load_rules(rules::default_axioms_path());
 //   verify::Verifier v(axioms);
@@ -20,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/report.h"
 #include "rules/bounded_check.h"
 #include "rules/rule.h"
@@ -30,7 +33,7 @@ enum class Verdict : uint8_t {
   Proved,
   Counterexample,  // numerically false (or a model found by the solver)
   Unknown,         // the solver gave up without a proof (incomplete quantifier reasoning)
-  Timeout,         // the per-rule time (or resource) limit ran out
+  Timeout,         // the per-rule resource (or time) limit ran out
   Invalid,         // the rule cannot be checked (no well-typed instance, undeclared domain, ...)
 };
 const char* verdict_name(Verdict v);
@@ -43,15 +46,34 @@ struct RuleVerdict {
   uint64_t tested = 0;    // instances tested numerically before the solver ran
   double numeric_ms = 0;  // time of the numeric test
   double solver_ms = 0;   // time in Z3
+  // Instances of the exhaustive bounded test run after the solver left the rule open (0: none).
+  uint64_t exhaustive = 0;
+  // Z3's resource count (the unit of VerifyOptions::rlimit) of the rule's checks, when
+  // VerifyOptions::count_resources is set: what calibrates the resource limit.
+  uint64_t resources = 0;
   double total_ms() const { return numeric_ms + solver_ms; }
   bool proved() const { return verdict == Verdict::Proved; }
 };
 
+// Thrown (and not turned into a verdict) when a check runs past the time limit of
+// VerifyOptions::timeout_is_error: the caller's output must not depend on time.
+class SafetyLimitExceeded : public Error {
+ public:
+  using Error::Error;
+};
+
 struct VerifyOptions {
   unsigned timeout_ms = 10000;  // per rule, all outputs together
+  // A check past timeout_ms is a Timeout verdict, or with this set, SafetyLimitExceeded: for
+  // callers whose output must be the same on any machine and load (the generator), which
+  // bound the solver by `rlimit` and keep the time limit only as a safety net.
+  bool timeout_is_error = false;
   // Z3's deterministic resource limit per output (0: none). Unlike the time limit, it gives
   // the same verdicts on any machine and load.
   unsigned rlimit = 0;
+  // Read Z3's resource count around each check into RuleVerdict::resources (a statistics
+  // query per check; for calibrating rlimit).
+  bool count_resources = false;
   int threads = 0;  // verify_all: 0 = every hardware thread
   bool numeric_test = true;
   // The small instances tested before the solver: a few per parameter assignment, spread
@@ -67,24 +89,34 @@ struct VerifyOptions {
   // as finding no instance: the fallback types are tried, and if they too fail, the rule is
   // Invalid with a reason that says so (rather than the search exhausting memory).
   size_t max_partial_instances = rules::kMaxPartialInstances;
-  // Keep one Z3 context and solver per thread with the axioms asserted once, and check each
-  // rule in its own push/pop scope, instead of a fresh context and solver per rule (setting up
-  // and internalizing the axioms was most of a call's solver time: 2,333 sampled rules took
-  // 4.4 s with a fresh solver per rule in a kept context and 0.5 s this way, with the same
-  // verdicts in three orders).
+  // When the solver leaves a rule open (unknown or out of resources): the exhaustive bounded
+  // test, every well-typed instance of the axioms' shape space and then of the fallback
+  // types, up to this many instances in all (0: not run). A rule false there is reported
+  // Counterexample. A count, not a time, so verdicts do not depend on load.
+  uint64_t exhaustive_instances = 50000;
+  // verify_all checks runs of kRulesPerSession consecutive rules in one Z3 context and solver
+  // with the axioms asserted once, each rule in its own push/pop scope, instead of a fresh
+  // context and solver per rule (setting up and internalizing the axioms was most of a call's
+  // solver time: 2,333 sampled rules took 4.4 s with a fresh solver per rule in a kept context
+  // and 0.5 s with scopes, with the same verdicts in three orders). The runs are fixed by the
+  // rules' positions, not by threads, so a rule's check sees the same solver history on any
+  // machine and load, and its resource count is the same.
   bool reuse_context = false;
   uint64_t seed = 1;
 };
 
+// Rules per Z3 session in verify_all with reuse_context.
+inline constexpr size_t kRulesPerSession = 16;
+
 class LazyWatchdog;
+struct Z3Session;
 
 class Verifier {
  public:
   // `axioms` holds the axioms and the parameter domains (specs/operators.axioms).
   explicit Verifier(rules::RuleSet axioms, VerifyOptions opts = {});
 
-  // Thread-safe; each call uses its own Z3 solver and context, or with reuse_context its own
-  // push/pop scope of the calling thread's solver.
+  // Thread-safe; each call uses its own Z3 solver and context.
   RuleVerdict verify(const rules::Rule& r) const;
   // In parallel; results in the order of `rules`, independent of the number of threads.
   std::vector<RuleVerdict> verify_all(const std::vector<rules::Rule>& rules,
@@ -94,12 +126,17 @@ class Verifier {
   const VerifyOptions& options() const { return opts_; }
 
  private:
+  // `session`: the kept session of a run of rules (created when empty, dropped when a check
+  // leaves it unusable), or null for a fresh one.
+  RuleVerdict verify_in(const rules::Rule& r, std::unique_ptr<Z3Session>* session) const;
   RuleVerdict numeric_test(const rules::Rule& r) const;
-  RuleVerdict prove(const rules::Rule& r) const;
+  RuleVerdict prove(const rules::Rule& r, std::unique_ptr<Z3Session>* session) const;
+  // The exhaustive bounded test after the solver left `v` open; turns `v` into a
+  // Counterexample when it finds one.
+  void refute(const rules::Rule& r, RuleVerdict& v) const;
 
   rules::RuleSet axioms_;
   VerifyOptions opts_;
-  uint64_t id_;  // tells this verifier's per-thread Z3 contexts from others'
   std::shared_ptr<LazyWatchdog> watchdog_;  // keeps the time limit (solver_watchdog.h)
 };
 
