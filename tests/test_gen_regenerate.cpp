@@ -1,6 +1,7 @@
 // A small configuration of the generator, run through the real command (Z3 verifier
 // included), reproduces the committed copy tests/data/gen_small.rules (and its report of
-// unproved candidates) byte for byte.
+// unproved candidates) byte for byte; with a resource limit low enough to stop some proofs, the
+// library is still the same on one thread and on two.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -50,6 +51,31 @@ TEST(GenRegenerate, SmallConfigurationReproducesTheCommittedCopy) {
     got.replace(pos, here.size(), "-o tests/data/gen_small.rules");
     EXPECT_EQ(got, want) << ext;
   }
+  fs::remove_all(dir);
+}
+
+// The prover is bounded by Z3's resource count, not by time: where the limit stops proofs
+// (--rlimit 400 stops some), what it stops does not depend on threads or timing.
+TEST(GenRegenerate, AResourceLimitThatStopsProofsStopsTheSameOnesOnAnyThreads) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("graphsub_gen_rlimit_" + std::to_string(::getpid()));
+  std::string got[2][2];
+  for (int threads : {1, 2}) {
+    fs::path sub = dir / std::to_string(threads);
+    fs::create_directories(sub);
+    // Same output name in both folders, so that the headers agree too.
+    std::string cmd = "cd '" + sub.string() + "' && '" + GRAPHSUB_BINARY_DIR +
+                      "/graphsub' -q generate " + kSmallFlags + " --axioms '" +
+                      GRAPHSUB_SOURCE_DIR + "/specs/operators.axioms' --rlimit 400 --threads " +
+                      std::to_string(threads) + " -o small.rules";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    got[threads - 1][0] = read((sub / "small.rules").string());
+    got[threads - 1][1] = read((sub / "small.unproved").string());
+  }
+  EXPECT_NE(got[0][1].find("no proof within the resource limit 400"), std::string::npos);
+  EXPECT_NE(got[0][0].find("(rule gen-0001"), std::string::npos);
+  EXPECT_EQ(got[0][0], got[1][0]);
+  EXPECT_EQ(got[0][1], got[1][1]);
   fs::remove_all(dir);
 }
 

@@ -23,10 +23,17 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "restrict a parameter domain: NAME=V1,V2 or OP.NAME=V1,V2 (repeatable)");
   cmd->add_option("--pool", o->pool, "input tensors: name:2x4:data,w:4x4:weight,s:scalar,...");
   cmd->add_option("--axioms", o->axioms, "axioms file (default: specs/operators.axioms)");
-  cmd->add_option("--timeout-ms", o->timeout_ms, "verifier time limit per rule");
   cmd->add_option("--rlimit", o->rlimit,
-                  "Z3 resource limit per rule output, deterministic unlike the time limit "
-                  "(0: none)");
+                  "Z3 resource limit per rule output: what bounds the prover, the same on any "
+                  "machine and load (0: none)")
+      ->capture_default_str();
+  // Seconds on the command line, milliseconds in the job (and in the Python API).
+  auto safety_s = std::make_shared<unsigned>(o->timeout_ms / 1000);
+  cmd->add_option("--safety-timeout-s", *safety_s,
+                  "a prover check still running after this many seconds is an error (a safety "
+                  "net behind --rlimit; the library never depends on time)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 86400u));
   cmd->add_option("--unproved", o->unproved,
                   "report of candidates not proved (default: OUT with .unproved)");
   cmd->add_option("--parts", o->parts,
@@ -43,7 +50,8 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "rules with more tensor variables are not sent to the prover (default 5; 0: "
                   "no limit)");
   cmd->add_option("-o,--output", o->output, "rule library to write")->required();
-  cmd->callback([o, &flags] {
+  cmd->callback([o, safety_s, &flags] {
+    o->timeout_ms = *safety_s * 1000u;
     TerminalReporter rep(flags.quiet);
     driver::GenerateJobResult job = driver::run_generate_job(*o, rep);
     const gen::GeneratorResult& res = job.result;
@@ -67,9 +75,10 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     // Thread time: on T threads the wall time of proving is about the sum over T.
     for (auto& [kind, pt] : res.prover_times)
       fmt::print(
-          "prover {:<15} {:>7} calls, per call median {:.1f} ms, max {:.0f} ms; total numeric "
-          "pre-test {:.1f} s, solver {:.1f} s (thread time)\n",
-          kind, pt.calls, pt.median_ms, pt.max_ms, pt.numeric_ms / 1000, pt.solver_ms / 1000);
+          "prover {:<15} {:>7} calls, per call median {:.1f} ms, max {:.0f} ms, max {} Z3 "
+          "resources; total numeric pre-test {:.1f} s, solver {:.1f} s (thread time)\n",
+          kind, pt.calls, pt.median_ms, pt.max_ms, pt.max_resources, pt.numeric_ms / 1000,
+          pt.solver_ms / 1000);
     fmt::print("total {:.1f} s, peak memory {:.0f} MiB\n", res.seconds,
                static_cast<double>(res.peak_rss_bytes) / (1024.0 * 1024.0));
   });

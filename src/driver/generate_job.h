@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gen/generator.h"
+#include "gen/verifier_prover.h"
 #include "ir/report.h"
 
 namespace graphsub::driver {
@@ -21,8 +22,12 @@ struct GenerateJobOptions {
   std::string unproved;             // "": OUT with .unproved
   int threads = 0;                  // 0: all cores
   uint64_t seed = 1;
-  unsigned timeout_ms = 5000;
-  unsigned rlimit = 0;
+  // Z3's resource limit per rule output: what bounds the prover, so that the library is the
+  // same on any machine and load (0: none).
+  unsigned rlimit = gen::kDefaultRlimit;
+  // A safety net behind `rlimit`: a prover check still running after this long is an error
+  // (never a verdict, so the library never depends on time). 1 s to 1 day.
+  unsigned timeout_ms = 300'000;
   size_t parts = 0;
   int reduce_from = 4;
   int max_vars = 5;

@@ -114,6 +114,7 @@ struct CallTimes {
     ++t.calls;
     t.numeric_ms += o.numeric_ms;
     t.solver_ms += o.solver_ms;
+    t.max_resources = std::max(t.max_resources, o.resources);
   }
   std::map<std::string, ProverTimes> summary() {
     for (auto& [k, v] : ms) {

@@ -52,6 +52,7 @@ struct ProofOutcome {
   // prover's time on it.
   std::string kind;
   double numeric_ms = 0, solver_ms = 0;
+  uint64_t resources = 0;  // the solver's resource count (rlimit units), when counted
   // Worth proving again under extra conditions: refuted or left open by the prover, not
   // rejected for having no instance or for its form.
   bool retry_under_conditions() const { return refuted || kind == "unknown" || kind == "timeout"; }
@@ -62,6 +63,7 @@ struct ProverTimes {
   uint64_t calls = 0;
   double numeric_ms = 0, solver_ms = 0;  // totals
   double median_ms = 0, max_ms = 0;      // of numeric + solver per call
+  uint64_t max_resources = 0;            // of the solver per call, when counted
 };
 // Proves a batch of rules (in parallel as it likes); one outcome per rule, in order.
 using Prover = std::function<std::vector<ProofOutcome>(const std::vector<rules::Rule>&)>;

@@ -16,6 +16,7 @@ Prover verifier_prover(const verify::Verifier& v, Reporter& rep) {
       o.kind = verify::verdict_name(r.verdict);
       o.numeric_ms = r.numeric_ms;
       o.solver_ms = r.solver_ms;
+      o.resources = r.resources;
       if (!o.proved)
         o.reason = r.reason.empty()
                        ? verify::verdict_name(r.verdict)
