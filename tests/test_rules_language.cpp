@@ -451,6 +451,46 @@ TEST(Instances, RandomSamplesOfARuleThatNeverTypeChecks) {
 
 // The instance search stops with InstanceSearchTooLarge past its bound instead of growing
 // without limit; under the bound it visits the same instances.
+// A balanced tree of concats whose axes are `n` distinct parameter variables.
+std::string concat_tree(int n) {
+  std::vector<std::string> level;
+  for (int i = 0; i <= n; ++i) level.push_back(fmt::format("?x{}", i));
+  int axis = 0;
+  while (level.size() > 1) {
+    std::vector<std::string> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2)
+      next.push_back(fmt::format("(concat ?a{} {} {})", axis++, level[i], level[i + 1]));
+    if (level.size() % 2) next.push_back(level.back());
+    level = next;
+  }
+  return level[0];
+}
+
+// Parameter assignments come in domain order, the last parameter fastest; past
+// kMaxParamAssignments (a hostile file with many parameter variables) they are an error naming
+// the rule and the limit, not an exhausted memory.
+TEST(Instances, ParameterAssignmentsInOrderAndBounded) {
+  RuleSet axioms = load_rules(kAxioms);
+  RuleSet two = parse_rules(
+      "(rule r (source (conv ?s ?p none ?x ?w)) (target (conv ?s ?p none "
+      "?x ?w)))",
+      "t.rules", &axioms);
+  auto ps = param_assignments(two.rules[0], axioms);
+  ASSERT_EQ(ps.size(), 4u);  // stride {1, 2} x padding {same, valid}
+  EXPECT_EQ(std::get<int64_t>(ps[0].at("s")), 1);
+  EXPECT_EQ(std::get<std::string>(ps[0].at("p")), "same");
+  EXPECT_EQ(std::get<std::string>(ps[1].at("p")), "valid");
+  EXPECT_EQ(std::get<int64_t>(ps[2].at("s")), 2);
+  std::string tree = concat_tree(40);  // 4^40 assignments of the 40 axes
+  RuleSet many =
+      parse_rules("(rule many (source " + tree + ") (target " + tree + "))", "t.rules", &axioms);
+  ASSERT_EQ(many.rules[0].param_vars.size(), 40u);
+  EXPECT_NE(error_of([&] {
+              param_assignments(many.rules[0], axioms);
+            }).find("many: its 40 parameter variables have more than 100000 assignments"),
+            std::string::npos);
+}
+
 TEST(Instances, SearchStopsPastItsBound) {
   MatmulOverConcat m;
   const Rule& r = m.r;

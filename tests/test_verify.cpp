@@ -173,6 +173,18 @@ TEST(Verifier, ARuleAtTheNestingLimitIsProved) {
   EXPECT_GT(v.tested, 0u);
 }
 
+// A hostile rule over 40 parameter variables (4^40 assignments) is Invalid, naming the limit.
+TEST(Verifier, TooManyParameterAssignmentsAreInvalid) {
+  rules::RuleSet ax = axioms();
+  std::string tree = "?x0";
+  for (int i = 0; i < 40; ++i) tree = fmt::format("(concat ?a{} {} ?x{})", i, tree, i + 1);
+  rules::RuleSet set =
+      rules::parse_rules("(rule many (source " + tree + ") (target " + tree + "))", "t.rules", &ax);
+  RuleVerdict v = Verifier(ax, options()).verify(set.rules[0]);
+  EXPECT_EQ(v.verdict, Verdict::Invalid);
+  EXPECT_NE(v.reason.find("more than 100000 assignments"), std::string::npos) << v.reason;
+}
+
 // Past the time limit with timeout_is_error, a check is an error for the caller, not a
 // Timeout verdict that would make its output depend on the machine's load.
 TEST(Verifier, PastTheSafetyTimeLimitIsAnErrorNotAVerdict) {

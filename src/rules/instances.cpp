@@ -27,20 +27,34 @@ std::vector<ParamAssignment> param_assignments(const Rule& r, const RuleSet& dom
   std::vector<TermPtr> param_only;
   for (auto& c : r.constraints)
     if (!conditions_use_shapes({c})) param_only.push_back(c);
+  uint64_t combinations = 1;
+  for (const ParamDomain* d : doms) {
+    combinations *= d->values.size();
+    if (combinations > kMaxParamAssignments)
+      throw Error(fmt::format(
+          "{}: its {} parameter variables have more than {} assignments (the limit of bounded "
+          "testing)",
+          r.name, doms.size(), kMaxParamAssignments));
+  }
+  // An odometer over the domains, the last parameter fastest (no recursion: one level per
+  // parameter variable would be a stack overflow on a hostile file).
   std::vector<ParamAssignment> out;
+  if (combinations == 0) return out;
+  std::vector<size_t> digit(doms.size(), 0);
   ParamAssignment cur;
-  std::function<void(size_t)> rec = [&](size_t i) {
-    if (i == doms.size()) {
-      if (conditions_hold(param_only, cur, {})) out.push_back(cur);
-      return;
+  for (size_t i = 0; i < doms.size(); ++i)
+    cur[r.param_vars[i].name] = param_value(*doms[i]->values[0]);
+  while (true) {
+    if (conditions_hold(param_only, cur, {})) out.push_back(cur);
+    size_t i = doms.size();
+    while (i > 0 && ++digit[i - 1] == doms[i - 1]->values.size()) {
+      digit[i - 1] = 0;
+      cur[r.param_vars[i - 1].name] = param_value(*doms[i - 1]->values[0]);
+      --i;
     }
-    for (auto& v : doms[i]->values) {
-      cur[r.param_vars[i].name] = param_value(*v);
-      rec(i + 1);
-    }
-  };
-  rec(0);
-  return out;
+    if (i == 0) return out;
+    cur[r.param_vars[i - 1].name] = param_value(*doms[i - 1]->values[digit[i - 1]]);
+  }
 }
 
 namespace {

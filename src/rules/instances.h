@@ -26,9 +26,15 @@ struct Instance {
   std::map<std::string, TensorType> tensors;  // type of each tensor variable
 };
 
+// The most parameter assignments a rule may have before its conditions filter them (the
+// product of its parameters' domain sizes). Shipped rules and axioms have a few dozen at most;
+// a rule file with dozens of parameter variables would otherwise ask for more than memory
+// holds.
+inline constexpr uint64_t kMaxParamAssignments = 100'000;
+
 // Every assignment of the rule's parameter variables, in domain order, that satisfies the
 // conditions not involving shapes. `domains` supplies the declared domains. Throws Error when
-// a parameter's domain is not declared.
+// a parameter's domain is not declared or when there are more than kMaxParamAssignments.
 std::vector<ParamAssignment> param_assignments(const Rule& r, const RuleSet& domains);
 
 using Candidates = std::map<std::string, std::vector<TensorType>>;
