@@ -185,6 +185,21 @@ TEST(Verifier, TooManyParameterAssignmentsAreInvalid) {
   EXPECT_NE(v.reason.find("more than 100000 assignments"), std::string::npos) << v.reason;
 }
 
+// A rule over more tensor variables than instance search handles is Invalid, naming the limit.
+TEST(Verifier, TooManyTensorVariablesAreInvalid) {
+  rules::RuleSet ax = axioms();
+  std::string sum = "?x0", rev = "?x69";
+  for (int i = 1; i < 70; ++i) {
+    sum = fmt::format("(ewadd {} ?x{})", sum, i);
+    rev = fmt::format("(ewadd {} ?x{})", rev, 69 - i);
+  }
+  rules::RuleSet set =
+      rules::parse_rules("(rule wide (source " + sum + ") (target " + rev + "))", "t.rules", &ax);
+  RuleVerdict v = Verifier(ax, options()).verify(set.rules[0]);
+  EXPECT_EQ(v.verdict, Verdict::Invalid);
+  EXPECT_NE(v.reason.find("70 tensor variables, more than the 64"), std::string::npos) << v.reason;
+}
+
 // Past the time limit with timeout_is_error, a check is an error for the caller, not a
 // Timeout verdict that would make its output depend on the machine's load.
 TEST(Verifier, PastTheSafetyTimeLimitIsAnErrorNotAVerdict) {

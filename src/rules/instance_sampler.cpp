@@ -289,7 +289,7 @@ class Sampler {
 std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& params,
                                        const Candidates& candidates, size_t k, uint64_t seed,
                                        size_t max_partials) {
-  if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
+  require_searchable(r);
   Sampler s(r, params, candidates, kStepsPerSearch);
   std::vector<std::vector<int16_t>> found;
   for (size_t i = 0; i < k; ++i) {

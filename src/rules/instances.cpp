@@ -390,16 +390,23 @@ Candidates candidate_types(const Rule& r, const ShapeSpace& space, bool with_spl
   return out;
 }
 
+void require_searchable(const Rule& r) {
+  if (r.tensor_vars.size() > kMaxTensorVars)
+    throw Error(
+        fmt::format("{}: {} tensor variables, more than the {} that instance search handles",
+                    r.name, r.tensor_vars.size(), kMaxTensorVars));
+}
+
 bool for_each_instance(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
                        const std::function<bool(const Instance&)>& visit, size_t max_partials) {
-  if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
+  require_searchable(r);
   return Enumerator(r, params, candidates, max_partials).run(visit);
 }
 
 std::vector<Instance> spread_instances(const Rule& r, const ParamAssignment& params,
                                        const Candidates& candidates, size_t k, size_t limit,
                                        size_t max_partials) {
-  if (r.tensor_vars.size() > 64) throw Error(fmt::format("{}: too many tensor variables", r.name));
+  require_searchable(r);
   Enumerator en(r, params, candidates, max_partials);
   size_t nv = en.num_vars();
   std::vector<int16_t> all;  // the first `limit` instances, nv indices each

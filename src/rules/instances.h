@@ -51,6 +51,11 @@ Candidates candidate_types(const Rule& r, const ShapeSpace& space, bool with_spl
 // per enumeration) it stops with InstanceSearchTooLarge instead of exhausting memory.
 inline constexpr size_t kMaxPartialInstances = 2'000'000;
 
+// The most tensor variables a rule may have for instance search (one bit each in its masks).
+inline constexpr size_t kMaxTensorVars = 64;
+// Throws Error naming the rule and the limit when it has more tensor variables.
+void require_searchable(const Rule& r);
+
 class InstanceSearchTooLarge : public Error {
  public:
   using Error::Error;
