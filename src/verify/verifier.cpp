@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <exception>
@@ -26,9 +27,9 @@ double ms_since(Clock::time_point t0) {
 
 }  // namespace
 
-// A Z3 context with the axioms encoded, and a solver holding them, kept for a run of rules
+// A Z3 context with the axioms encoded, and a solver holding them, kept for a lane of rules
 // (VerifyOptions::reuse_context). Each rule is checked inside its own push/pop scope of the
-// solver, so the axioms are asserted and internalized once per run, not once per rule
+// solver, so the axioms are asserted and internalized once per lane, not once per rule
 // (most of a call's solver time on these small rules).
 struct Z3Session {
   Z3Session(const rules::RuleSet& ax, unsigned rlimit)
@@ -49,6 +50,13 @@ struct Z3Session {
   z3::context ctx;
   Z3Encoding enc;
   z3::solver solver;
+};
+
+// The kept sessions of reuse_context, one per lane; a lane's mutex is held while its rules
+// are checked.
+struct SessionLanes {
+  std::array<std::mutex, kSessionLanes> mu;
+  std::array<std::unique_ptr<Z3Session>, kSessionLanes> session;
 };
 
 namespace {
@@ -188,7 +196,8 @@ class LazyWatchdog {
 Verifier::Verifier(rules::RuleSet axioms, VerifyOptions opts)
     : axioms_(std::move(axioms)),
       opts_(std::move(opts)),
-      watchdog_(std::make_shared<LazyWatchdog>()) {
+      watchdog_(std::make_shared<LazyWatchdog>()),
+      lanes_(std::make_shared<SessionLanes>()) {
   axioms_.rules.clear();
 }
 
@@ -341,22 +350,28 @@ std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& ru
   std::mutex mu;
   std::exception_ptr error;  // the first exception of a worker (out of memory, say)
   std::atomic<bool> failed{false};
-  // Work items: runs of consecutive rules that share one Z3 session with reuse_context (so a
-  // rule's check sees the same solver history whatever the threads and their timing), single
-  // rules otherwise.
-  size_t run = opts_.reuse_context ? kRulesPerSession : 1;
+  // Work items: with reuse_context the lanes, each checking its rules in order in its kept
+  // session (so a rule's check sees the same solver history whatever the threads and their
+  // timing); single rules otherwise.
+  size_t items = opts_.reuse_context ? std::min(kSessionLanes, rules.size()) : rules.size();
+  auto check = [&](size_t k, std::unique_ptr<Z3Session>* session) {
+    out[k] = verify_in(rules[k], session);
+    size_t d = done.fetch_add(1) + 1;
+    std::lock_guard<std::mutex> lk(mu);
+    rep.progress("verify", static_cast<double>(d), static_cast<double>(rules.size()),
+                 rules[k].name);
+  };
   auto work = [&] {
     while (!failed) {
-      size_t first = next.fetch_add(run);
-      if (first >= rules.size()) return;
-      std::unique_ptr<Z3Session> session;
-      for (size_t k = first; k < std::min(first + run, rules.size()) && !failed; ++k) {
-        out[k] = verify_in(rules[k], opts_.reuse_context ? &session : nullptr);
-        size_t d = done.fetch_add(1) + 1;
-        std::lock_guard<std::mutex> lk(mu);
-        rep.progress("verify", static_cast<double>(d), static_cast<double>(rules.size()),
-                     rules[k].name);
+      size_t item = next.fetch_add(1);
+      if (item >= items) return;
+      if (!opts_.reuse_context) {
+        check(item, nullptr);
+        continue;
       }
+      std::lock_guard<std::mutex> lane(lanes_->mu[item]);
+      for (size_t k = item; k < rules.size() && !failed; k += kSessionLanes)
+        check(k, &lanes_->session[item]);
     }
   };
   auto worker = [&] {
@@ -368,7 +383,7 @@ std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& ru
   };
   int n = opts_.threads > 0 ? opts_.threads
                             : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  n = std::min<int>(n, static_cast<int>(std::max<size_t>(1, (rules.size() + run - 1) / run)));
+  n = std::min<int>(n, static_cast<int>(std::max<size_t>(1, items)));
   std::vector<std::thread> pool;
   try {
     for (int i = 1; i < n; ++i) pool.emplace_back(worker);

@@ -8,10 +8,10 @@
 // A rule the solver leaves open gets the exhaustive bounded test of `check-axioms` (up to a
 // number of instances), so that a rule with a counterexample there is reported false, never
 // "unknown". Each rule gets a fresh Z3 solver and context by default (or, with reuse_context,
-// verify_all checks runs of consecutive rules in push/pop scopes of one solver that holds the
-// axioms), so verdicts do not depend on the order in which rules are checked nor on the
-// number of threads (tests/test_verify.cpp), and rules are checked in parallel (Z3 contexts
-// are not shared between threads).
+// verify_all checks the rules of each of a fixed number of lanes in order, in push/pop scopes
+// of one solver per lane that holds the axioms), so verdicts do not depend on the order in which
+// rules are checked nor on the number of threads (tests/test_verify.cpp), and rules are checked in
+// parallel (Z3 contexts are not shared between threads).
 //
 //   rules::RuleSet axioms = rules::load_rules(rules::default_axioms_path());
 //   verify::Verifier v(axioms);
@@ -94,22 +94,26 @@ struct VerifyOptions {
   // types, up to this many instances in all (0: not run). A rule false there is reported
   // Counterexample. A count, not a time, so verdicts do not depend on load.
   uint64_t exhaustive_instances = 50000;
-  // verify_all checks runs of kRulesPerSession consecutive rules in one Z3 context and solver
-  // with the axioms asserted once, each rule in its own push/pop scope, instead of a fresh
+  // verify_all checks the rules in kSessionLanes lanes (rule k of a call in lane k mod
+  // kSessionLanes), each lane one Z3 context and solver with the axioms asserted once, kept by
+  // the verifier across calls, and each rule in its own push/pop scope, instead of a fresh
   // context and solver per rule (setting up and internalizing the axioms was most of a call's
   // solver time: 2,333 sampled rules took 4.4 s with a fresh solver per rule in a kept context
-  // and 0.5 s with scopes, with the same verdicts in three orders). The runs are fixed by the
-  // rules' positions, not by threads, so a rule's check sees the same solver history on any
-  // machine and load, and its resource count is the same.
+  // and 0.5 s with scopes, with the same verdicts in three orders). A lane's rules are checked
+  // in order, whatever the threads and their timing, so each check sees the same solver
+  // history on any machine and load, and its resource count is the same.
   bool reuse_context = false;
   uint64_t seed = 1;
 };
 
-// Rules per Z3 session in verify_all with reuse_context.
-inline constexpr size_t kRulesPerSession = 16;
+// Lanes of verify_all with reuse_context: at most this many threads work at once, and the
+// verifier keeps this many Z3 sessions, about 18 MiB each (`generate --max-ops 3` peaked at
+// 334 MiB with one session per thread on 2 threads, 608 MiB with 16 lanes, 901 MiB with 32).
+inline constexpr size_t kSessionLanes = 8;
 
 class LazyWatchdog;
 struct Z3Session;
+struct SessionLanes;
 
 class Verifier {
  public:
@@ -126,7 +130,7 @@ class Verifier {
   const VerifyOptions& options() const { return opts_; }
 
  private:
-  // `session`: the kept session of a run of rules (created when empty, dropped when a check
+  // `session`: the kept session of a lane of rules (created when empty, dropped when a check
   // leaves it unusable), or null for a fresh one.
   RuleVerdict verify_in(const rules::Rule& r, std::unique_ptr<Z3Session>* session) const;
   RuleVerdict numeric_test(const rules::Rule& r) const;
@@ -138,6 +142,7 @@ class Verifier {
   rules::RuleSet axioms_;
   VerifyOptions opts_;
   std::shared_ptr<LazyWatchdog> watchdog_;  // keeps the time limit (solver_watchdog.h)
+  std::shared_ptr<SessionLanes> lanes_;     // the sessions of reuse_context
 };
 
 }  // namespace graphsub::verify
