@@ -3,6 +3,8 @@
 // executor, then exported and run in ONNX Runtime again. All three must agree.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "exec/reference_executor.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
@@ -289,14 +291,149 @@ TEST(OnnxOps, UnknownStandardOperatorStaysOpaqueAndRoundTrips) {
   b.input("x", {1, 3, 4, 4});
   b.init("w", {3, 3, 1, 1});
   b.node("Conv", {"x", "w"}, {"c"});
-  auto& lr = b.node("LeakyRelu", {"c"}, {"l"}, "leaky");
-  OnnxBuilder::attr(lr, "alpha", 0.2f);
+  b.node("Softplus", {"c"}, {"l"}, "softplus");
   b.node("Relu", {"l"}, {"y"});
   b.output("y", {1, 3, 4, 4});
-  ImportedModel m = agree(b, "leaky", false);
+  ImportedModel m = agree(b, "softplus", false);
   ASSERT_EQ(m.summary.opaque.size(), 1u);
-  EXPECT_EQ(m.summary.opaque[0].op_type, "LeakyRelu");
-  EXPECT_EQ(m.summary.opaque[0].name, "leaky");
+  EXPECT_EQ(m.summary.opaque[0].op_type, "Softplus");
+  EXPECT_EQ(m.summary.opaque[0].name, "softplus");
+}
+
+// How many live nodes of each IR operator the imported graph has.
+std::map<std::string, int> op_counts(const Graph& g) {
+  std::map<std::string, int> n;
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id)) ++n[g.node(id).op->name];
+  return n;
+}
+
+// The activations of mobilenet_v2/v3 and efficientnet, on values spread over [-8, 8] so that
+// every kink (0, 6, -3, 3) is crossed. x * sigmoid(x) and x * hardsigmoid(x) (slope 1/6) are
+// recognised as silu and hardswish, as PyTorch exports them before opset 14.
+TEST(OnnxOps, ActivationsOfModernNetworks) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 4, 5, 5});
+  b.init_floats("eight", {8.f}, Shape{});
+  b.node("Mul", {"x", "eight"}, {"s"});
+  b.init_floats("zero", {0.f}, Shape{});
+  b.init_floats("six", {6.f}, Shape{});
+  b.init_floats("lo", {-1.f}, Shape{});
+  b.init_floats("hi", {2.5f}, Shape{});
+  b.node("Clip", {"s", "zero", "six"}, {"relu6"});
+  b.node("Clip", {"s", "lo", "hi"}, {"clip"});
+  b.node("Clip", {"s", "zero"}, {"relu"});
+  auto& gate = b.node("HardSigmoid", {"s"}, {"gate"});
+  OnnxBuilder::attr(gate, "alpha", 1.f / 6.f);
+  b.node("Mul", {"s", "gate"}, {"hardswish"});
+  auto& hs = b.node("HardSigmoid", {"s"}, {"hardsigmoid"});
+  OnnxBuilder::attr(hs, "alpha", 0.3f);
+  OnnxBuilder::attr(hs, "beta", 0.4f);
+  b.node("Sigmoid", {"s"}, {"sig"});
+  b.node("Mul", {"sig", "s"}, {"silu"});
+  auto& lr = b.node("LeakyRelu", {"s"}, {"leaky"});
+  OnnxBuilder::attr(lr, "alpha", 0.1f);
+  b.init("slope", {4, 1, 1});
+  b.node("PRelu", {"s", "slope"}, {"prelu"});
+  b.init_floats("two", {2.f}, Shape{});
+  b.node("Pow", {"s", "two"}, {"square"});
+  for (const char* y :
+       {"relu6", "clip", "relu", "hardswish", "hardsigmoid", "silu", "leaky", "prelu", "square"})
+    b.output(y, {1, 4, 5, 5});
+  ImportedModel m = agree(b, "modern_activations");
+  EXPECT_TRUE(m.summary.opaque.empty());
+  auto n = op_counts(m.graph);
+  for (const char* op :
+       {"relu6", "clip", "relu", "hardswish", "hardsigmoid", "silu", "leaky_relu", "prelu", "pow"})
+    EXPECT_EQ(n[op], 1) << op;
+  EXPECT_EQ(n["sigmoid"], 0);  // the gate of silu has no other reader
+}
+
+TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
+  OnnxBuilder b14(14);
+  b14.input("x", {2, 3, 4});
+  b14.init_floats("five", {5.f}, Shape{});
+  b14.node("Mul", {"x", "five"}, {"s"});
+  b14.node("HardSwish", {"s"}, {"y"});
+  b14.output("y", {2, 3, 4});
+  EXPECT_EQ(op_counts(agree(b14, "hardswish14").graph)["hardswish"], 1);
+
+  OnnxBuilder b11(11);
+  b11.input("x", {2, 3, 4});
+  b11.init_floats("nine", {9.f}, Shape{});
+  b11.node("Mul", {"x", "nine"}, {"s"});
+  b11.init_floats("four", {4.f}, Shape{});
+  b11.node("Clip", {"s", "", "four"}, {"y"});  // no lower bound
+  b11.output("y", {2, 3, 4});
+  auto n = op_counts(agree(b11, "clip11").graph);
+  EXPECT_EQ(n["clip"], 1);
+}
+
+TEST(OnnxOps, ReduceSumExpandGatherWithConstantParameters) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.init_ints("axes", {1, -1});
+  auto& rs = b.node("ReduceSum", {"x", "axes"}, {"sum"});
+  OnnxBuilder::attr(rs, "keepdims", int64_t{1});
+  b.init_ints("shape", {3, 2, 1, 1});
+  b.node("Expand", {"sum", "shape"}, {"big"});
+  b.init_ints("rows", {2, -1, 0, 0, 1, 2}, Shape{2, 3});
+  auto& g = b.node("Gather", {"x", "rows"}, {"picked"});
+  OnnxBuilder::attr(g, "axis", int64_t{2});
+  b.init_ints("one", {1}, Shape{});
+  b.node("Gather", {"x", "one"}, {"first"});
+  b.node("ReduceSum", {"x"}, {"all"});
+  b.output("big", {3, 2, 1, 1});
+  b.output("picked", {2, 3, 2, 3});
+  b.output("first", {3, 4});
+  b.output("all", {1, 1, 1});
+  ImportedModel m = agree(b, "reduce_expand_gather");
+  EXPECT_TRUE(m.summary.opaque.empty());
+  auto n = op_counts(m.graph);
+  EXPECT_EQ(n["reduce_sum"], 2);
+  EXPECT_EQ(n["expand"], 1);
+  EXPECT_EQ(n["gather"], 2);
+}
+
+// The Resize modes of upsampling layers: nearest and bilinear, from scales or sizes, with each
+// coordinate mapping (a size that is not a multiple of the input exercises the rounding).
+TEST(OnnxOps, ResizeNearestAndLinear) {
+  struct Mode {
+    const char* mode;
+    const char* coord;
+    const char* nearest;
+    bool by_scales;
+    Shape out;
+  };
+  const Mode modes[] = {{"nearest", "asymmetric", "floor", true, {1, 2, 8, 10}},
+                        {"linear", "half_pixel", "", true, {1, 2, 8, 10}},
+                        {"linear", "align_corners", "", false, {1, 2, 7, 9}},
+                        {"linear", "pytorch_half_pixel", "", false, {1, 2, 1, 9}},
+                        {"nearest", "half_pixel", "round_prefer_ceil", false, {1, 2, 7, 3}},
+                        {"nearest", "align_corners", "round_prefer_floor", true, {1, 2, 6, 10}}};
+  int k = 0;
+  for (const Mode& md : modes) {
+    OnnxBuilder b(13);
+    b.input("x", {1, 2, 4, 5});
+    std::vector<std::string> ins{"x", ""};
+    if (md.by_scales) {
+      b.init_floats("scales", {1.f, 1.f, static_cast<float>(md.out[2]) / 4.f,
+                               static_cast<float>(md.out[3]) / 5.f});
+      ins.push_back("scales");
+    } else {
+      b.init_ints("sizes", {md.out.begin(), md.out.end()});
+      ins.push_back("");
+      ins.push_back("sizes");
+    }
+    auto& r = b.node("Resize", ins, {"y"});
+    OnnxBuilder::attr(r, "mode", std::string(md.mode));
+    OnnxBuilder::attr(r, "coordinate_transformation_mode", std::string(md.coord));
+    if (*md.nearest) OnnxBuilder::attr(r, "nearest_mode", std::string(md.nearest));
+    b.output("y", md.out);
+    std::string what = fmt::format("resize_{}", k++);
+    ImportedModel m = agree(b, what);
+    EXPECT_EQ(op_counts(m.graph)["resize"], 1) << what;
+  }
 }
 
 }  // namespace

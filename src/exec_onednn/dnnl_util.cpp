@@ -37,6 +37,10 @@ bool is_plain(const memory::desc& md) {
 
 void append_act(dnnl::post_ops& ops, const std::string& act) {
   if (act == "none") return;
+  if (act == "relu6") {  // min(max(x, 0), 6)
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, 6.f);
+    return;
+  }
   dnnl::algorithm alg = act == "relu"      ? dnnl::algorithm::eltwise_relu
                         : act == "sigmoid" ? dnnl::algorithm::eltwise_logistic
                         : act == "tanh"    ? dnnl::algorithm::eltwise_tanh

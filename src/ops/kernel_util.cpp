@@ -7,6 +7,7 @@ Act parse_act(const std::string& s) {
   if (s == "relu") return Act::Relu;
   if (s == "sigmoid") return Act::Sigmoid;
   if (s == "tanh") return Act::Tanh;
+  if (s == "relu6") return Act::Relu6;
   throw Error(fmt::format("unknown activation '{}'", s));
 }
 
@@ -116,10 +117,16 @@ AttrSpec ints_attr(const char* name, std::vector<int64_t> def) {
   s.default_value.emplace(std::in_place_index<3>, std::move(def));
   return s;
 }
+const std::vector<std::string>& fused_activations() {
+  static const std::vector<std::string> acts{"relu", "sigmoid", "tanh", "relu6"};
+  return acts;
+}
+
 AttrSpec act_attr() {
   AttrSpec s = required_attr("act", AttrKind::String);
   s.default_value.emplace(std::in_place_index<2>, "none");
-  s.choices = {"none", "relu", "sigmoid", "tanh"};
+  s.choices = {"none"};
+  s.choices.insert(s.choices.end(), fused_activations().begin(), fused_activations().end());
   return s;
 }
 
