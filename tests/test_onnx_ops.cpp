@@ -369,6 +369,28 @@ TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
   EXPECT_EQ(n["clip"], 1);
 }
 
+// A conv or matmul with a fused relu6, hardswish or silu is written as the operator and the
+// activation's ONNX form (HardSwish from opset 14, HardSigmoid and Mul before).
+TEST(OnnxOps, FusedActivationsAreWrittenAfterTheirOperator) {
+  for (int64_t opset : {13, 14}) {
+    GraphBuilder b(true, 3);
+    auto x = b.input("x", {1, 3, 6, 6});
+    auto t = b.conv(x, b.weight("w1", {4, 3, 3, 3}), {.pad = 1, .act = "relu6"});
+    t = b.conv(t, b.weight("w2", {4, 4, 1, 1}), {.act = "hardswish"});
+    t = b.conv(t, b.weight("w3", {2, 4, 3, 3}), {.pad = 1, .act = "silu"});
+    auto f = b.op("flatten", {t}, {{"axis", 1}});
+    b.output("y", b.matmul(f, b.weight("fc", {72, 5}), "hardswish"));
+    Graph g = b.finish();
+    std::string out = fmt::format("{}/fused_acts_{}.onnx", scratch_dir("ops"), opset);
+    ExportOptions opts;
+    opts.opset = opset;
+    export_onnx_file(g, nullptr, out, opts);
+    TensorMap<float> feeds{{"x", {{1, 3, 6, 6}, random_values(108, 9, -4.f, 4.f)}}};
+    auto want = run_reference(g, feeds);
+    expect_close(ort_run(out, {feeds.at("x")})[0], want[0], fmt::format("opset {}", opset));
+  }
+}
+
 TEST(OnnxOps, ReduceSumExpandGatherWithConstantParameters) {
   OnnxBuilder b(13);
   b.input("x", {2, 3, 4});

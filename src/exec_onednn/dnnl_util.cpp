@@ -41,10 +41,16 @@ void append_act(dnnl::post_ops& ops, const std::string& act) {
     ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip_v2, 0.f, 6.f);
     return;
   }
+  if (act == "silu") {  // swish: x * sigmoid(alpha x)
+    ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+    return;
+  }
   dnnl::algorithm alg = act == "relu"      ? dnnl::algorithm::eltwise_relu
                         : act == "sigmoid" ? dnnl::algorithm::eltwise_logistic
                         : act == "tanh"    ? dnnl::algorithm::eltwise_tanh
-                                        : throw Error(fmt::format("unknown activation '{}'", act));
+                        : act == "hardswish"
+                            ? dnnl::algorithm::eltwise_hardswish
+                            : throw Error(fmt::format("unknown activation '{}'", act));
   ops.append_eltwise(1.f, alg, 0.f, 0.f);
 }
 

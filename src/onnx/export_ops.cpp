@@ -39,6 +39,9 @@ void write_clip(Ctx& x, const std::string& from, const std::string& to, double l
   x.node("Clip", ins, {to});
 }
 
+void write_hardswish(Ctx& x, const std::string& from, const std::string& to);
+void write_silu(Ctx& x, const std::string& from, const std::string& to);
+
 // An operator with a fused activation: the operator into a temporary, then the activation.
 std::string act_target(Ctx& x) {
   const std::string& act = x.n.attrs.s("act");
@@ -48,6 +51,8 @@ void write_act(Ctx& x, const std::string& from) {
   const std::string& act = x.n.attrs.s("act");
   if (act == "none") return;
   if (act == "relu6") return write_clip(x, from, x.out[0], 0, 6);
+  if (act == "hardswish") return write_hardswish(x, from, x.out[0]);
+  if (act == "silu") return write_silu(x, from, x.out[0]);
   static const std::map<std::string, std::string> ops{
       {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}};
   auto it = ops.find(act);
@@ -140,21 +145,28 @@ void hardsigmoid(Ctx& x) {
 }
 
 // HardSwish exists from opset 14; before, x * HardSigmoid(x) with slope 1/6 (as PyTorch writes it).
-void hardswish(Ctx& x) {
+void write_hardswish(Ctx& x, const std::string& from, const std::string& to) {
   if (x.c.opset >= 14) {
-    x.node("HardSwish", x.in, {x.out[0]});
+    x.node("HardSwish", {from}, {to});
     return;
   }
   std::string gate = x.tmp("gate");
-  hardsigmoid_node(x, x.in[0], gate, 1.0 / 6.0, 0.5);
-  x.node("Mul", {x.in[0], gate}, {x.out[0]});
+  hardsigmoid_node(x, from, gate, 1.0 / 6.0, 0.5);
+  x.node("Mul", {from, gate}, {to});
 }
 
 // silu(x) = x * sigmoid(x); ONNX has no SiLU operator.
-void silu(Ctx& x) {
+void write_silu(Ctx& x, const std::string& from, const std::string& to) {
   std::string gate = x.tmp("sigmoid");
-  x.node("Sigmoid", x.in, {gate});
-  x.node("Mul", {x.in[0], gate}, {x.out[0]});
+  x.node("Sigmoid", {from}, {gate});
+  x.node("Mul", {from, gate}, {to});
+}
+
+void hardswish(Ctx& x) {
+  write_hardswish(x, x.in[0], x.out[0]);
+}
+void silu(Ctx& x) {
+  write_silu(x, x.in[0], x.out[0]);
 }
 
 void leaky_relu(Ctx& x) {

@@ -8,6 +8,8 @@ Act parse_act(const std::string& s) {
   if (s == "sigmoid") return Act::Sigmoid;
   if (s == "tanh") return Act::Tanh;
   if (s == "relu6") return Act::Relu6;
+  if (s == "hardswish") return Act::HardSwish;
+  if (s == "silu") return Act::Silu;
   throw Error(fmt::format("unknown activation '{}'", s));
 }
 
@@ -118,8 +120,15 @@ AttrSpec ints_attr(const char* name, std::vector<int64_t> def) {
   return s;
 }
 const std::vector<std::string>& fused_activations() {
-  static const std::vector<std::string> acts{"relu", "sigmoid", "tanh", "relu6"};
+  static const std::vector<std::string> acts{"relu",  "sigmoid",   "tanh",
+                                             "relu6", "hardswish", "silu"};
   return acts;
+}
+
+// hardswish and silu fuse (oneDNN post-ops) but stay out of the act domain of the axioms: each
+// value there multiplies the generator's conv and matmul variants.
+bool act_in_axiom_language(const std::string& act) {
+  return act != "hardswish" && act != "silu";
 }
 
 AttrSpec act_attr() {

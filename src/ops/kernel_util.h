@@ -89,6 +89,9 @@ AttrSpec required_attr(const char* name, AttrKind kind);
 AttrSpec int_attr(const char* name, int64_t def);
 AttrSpec float_attr(const char* name, double def);
 AttrSpec ints_attr(const char* name, std::vector<int64_t> def = {});
-AttrSpec act_attr();  // "act": none (default), relu, sigmoid, tanh, relu6
+AttrSpec act_attr();  // "act": none (default) or one of fused_activations()
+// Whether an `act` value belongs to the act domain of specs/operators.axioms (a conv or
+// matmul with another fused activation lies outside the axiom language).
+bool act_in_axiom_language(const std::string& act);
 
 }  // namespace graphsub

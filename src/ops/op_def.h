@@ -100,7 +100,7 @@ OpCost op_cost(const OpDef& op, const Attrs& a, std::span<const TensorType> in,
                std::span<const TensorType> out);
 
 // The activations conv and matmul can fuse (values of their `act` attribute other than
-// "none"); each is also the IR name of the stand-alone operator.
+// "none"); each is also the IR name of the stand-alone operator, and all are oneDNN post-ops.
 const std::vector<std::string>& fused_activations();
 
 // The registry of all operators, built once.

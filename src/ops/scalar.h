@@ -67,8 +67,8 @@ struct Scalar<uint32_t> {
   static U lowest() { return 0; }
 };
 
-// Fused activation shared by conv and matmul ("none", "relu", "sigmoid", "tanh", "relu6").
-enum class Act : uint8_t { None, Relu, Sigmoid, Tanh, Relu6 };
+// Fused activation shared by conv and matmul ("none" or one of fused_activations()).
+enum class Act : uint8_t { None, Relu, Sigmoid, Tanh, Relu6, HardSwish, Silu };
 Act parse_act(const std::string& s);
 
 template <class T>
@@ -84,6 +84,10 @@ inline T apply_act(Act a, T x) {
       return Scalar<T>::tanh(x);
     case Act::Relu6:
       return Scalar<T>::relu6(x);
+    case Act::HardSwish:
+      return Scalar<T>::hardswish(x);
+    case Act::Silu:
+      return Scalar<T>::silu(x);
   }
   return x;
 }
