@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "exec/reference_executor.h"
+#include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 
@@ -415,6 +417,36 @@ TEST(OnnxOps, ReduceSumExpandGatherWithConstantParameters) {
   EXPECT_EQ(n["reduce_sum"], 2);
   EXPECT_EQ(n["expand"], 1);
   EXPECT_EQ(n["gather"], 2);
+}
+
+// Parameters computed at run time (a bound, an exponent) are outside the IR:
+// those nodes stay opaque, and the model still round-trips; a constant index out of range is an
+// error naming the node.
+TEST(OnnxOps, RuntimeParametersStayOpaqueAndBadIndicesAreNamed) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 2, 4, 4});
+  b.input("bound", {});
+  b.node("Clip", {"x", "bound"}, {"c"}, "clip_rt");
+  b.node("Pow", {"c", "bound"}, {"y"}, "pow_rt");
+  b.output("y", {1, 2, 4, 4});
+  ImportedModel m = agree(b, "runtime_params", false);
+  std::set<std::string> opaque;
+  for (auto& o : m.summary.opaque) opaque.insert(o.name);
+  for (const char* n : {"clip_rt", "pow_rt"}) EXPECT_TRUE(opaque.count(n)) << n;
+
+  OnnxBuilder bad(13);
+  bad.input("x", {3, 4});
+  bad.init_ints("idx", {3});
+  bad.node("Gather", {"x", "idx"}, {"y"}, "gather_bad");
+  bad.output_untyped("y");
+  std::string path = bad.save(scratch_dir("ops") + "/gather_bad.onnx");
+  try {
+    import_onnx_file(path);
+    FAIL() << "an index out of range was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gather_bad"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
 }
 
 // The Resize modes of upsampling layers: nearest and bilinear, from scales or sizes, with each
