@@ -73,7 +73,11 @@ std::string lower_param_unary(Lowering& L) {
   const std::string& op = L.node().op->name;
   const Attrs& a = L.attrs();
   auto f = [&](const char* name) { return static_cast<float>(a.f(name)); };
-  if (op == "clip") return eltwise(L, {algorithm::eltwise_clip_v2, f("min"), f("max")});
+  if (op == "clip") {
+    // ONNX gives max where the bounds cross (min(max(x, lo), hi)); oneDNN does not say.
+    if (f("min") > f("max")) throw NotLowered{"clip bounds cross"};
+    return eltwise(L, {algorithm::eltwise_clip_v2, f("min"), f("max")});
+  }
   if (op == "leaky_relu") return eltwise(L, {algorithm::eltwise_relu, f("alpha")});
   if (op == "pow") return eltwise(L, {algorithm::eltwise_pow, 1.f, f("exponent")});
   throw NotLowered{"no eltwise algorithm for " + op};
