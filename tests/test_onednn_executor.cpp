@@ -39,7 +39,8 @@ Shape random_shape(Rng& r, int64_t min_rank, int64_t max_rank, int64_t max_dim =
   return s;
 }
 std::string random_act(Rng& r) {
-  return one_of<std::string>(r, {"none", "relu", "sigmoid", "tanh", "relu6", "hardswish", "silu"});
+  return one_of<std::string>(
+      r, {"none", "relu", "sigmoid", "tanh", "relu6", "hardswish", "silu", "gelu"});
 }
 
 // A weight known by shape only: its value comes from the feeds at run time.

@@ -352,6 +352,29 @@ TEST(OnnxOps, ActivationsOfModernNetworks) {
   EXPECT_EQ(n["sigmoid"], 0);  // the gate of silu has no other reader
 }
 
+// PyTorch's GELU before opset 20, (x * (erf(x / sqrt(2)) + 1)) * 0.5 with scalar Constants,
+// imports as one gelu; the same chain with another constant stays as it is.
+TEST(OnnxOps, GeluChainAsPyTorchWritesItIsOneOperator) {
+  for (float half : {0.5f, 0.25f}) {
+    OnnxBuilder b(13);
+    b.input("x", {2, 3, 4});
+    b.init_floats("three", {3.f}, Shape{});
+    b.node("Mul", {"x", "three"}, {"s"});
+    b.init_floats("sqrt2", {1.4142135f}, Shape{});
+    b.node("Div", {"s", "sqrt2"}, {"d"});
+    b.node("Erf", {"d"}, {"e"});
+    b.init_floats("one", {1.f}, Shape{});
+    b.node("Add", {"e", "one"}, {"a"});
+    b.node("Mul", {"s", "a"}, {"m"});
+    b.init_floats("half", {half}, Shape{});
+    b.node("Mul", {"m", "half"}, {"y"});
+    b.output("y", {2, 3, 4});
+    auto n = op_counts(agree(b, fmt::format("gelu_chain_{}", half)).graph);
+    EXPECT_EQ(n["gelu"], half == 0.5f ? 1 : 0) << half;
+    EXPECT_EQ(n["erf"], half == 0.5f ? 0 : 1) << half;
+  }
+}
+
 TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
   OnnxBuilder b14(14);
   b14.input("x", {2, 3, 4});
@@ -372,7 +395,7 @@ TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
   EXPECT_EQ(n["clip"], 1);
 }
 
-// A conv or matmul with a fused relu6, hardswish or silu is written as the operator and the
+// A conv or matmul with a fused relu6, hardswish, silu or gelu is written as the operator and the
 // activation's ONNX form (HardSwish from opset 14, HardSigmoid and Mul before).
 TEST(OnnxOps, FusedActivationsAreWrittenAfterTheirOperator) {
   for (int64_t opset : {13, 14}) {
@@ -382,7 +405,7 @@ TEST(OnnxOps, FusedActivationsAreWrittenAfterTheirOperator) {
     t = b.conv(t, b.weight("w2", {4, 4, 1, 1}), {.act = "hardswish"});
     t = b.conv(t, b.weight("w3", {2, 4, 3, 3}), {.pad = 1, .act = "silu"});
     auto f = b.op("flatten", {t}, {{"axis", 1}});
-    b.output("y", b.matmul(f, b.weight("fc", {72, 5}), "hardswish"));
+    b.output("y", b.matmul(f, b.weight("fc", {72, 5}), "gelu"));
     Graph g = b.finish();
     std::string out = fmt::format("{}/fused_acts_{}.onnx", scratch_dir("ops"), opset);
     ExportOptions opts;

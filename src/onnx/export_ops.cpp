@@ -41,6 +41,7 @@ void write_clip(Ctx& x, const std::string& from, const std::string& to, double l
 
 void write_hardswish(Ctx& x, const std::string& from, const std::string& to);
 void write_silu(Ctx& x, const std::string& from, const std::string& to);
+void write_gelu(Ctx& x, const std::string& from, const std::string& to);
 
 // An operator with a fused activation: the operator into a temporary, then the activation.
 std::string act_target(Ctx& x) {
@@ -53,6 +54,7 @@ void write_act(Ctx& x, const std::string& from) {
   if (act == "relu6") return write_clip(x, from, x.out[0], 0, 6);
   if (act == "hardswish") return write_hardswish(x, from, x.out[0]);
   if (act == "silu") return write_silu(x, from, x.out[0]);
+  if (act == "gelu") return write_gelu(x, from, x.out[0]);
   static const std::map<std::string, std::string> ops{
       {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}};
   auto it = ops.find(act);
@@ -115,14 +117,18 @@ constexpr char kAdd[] = "Add", kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div", k
                kGlobalAvg[] = "GlobalAveragePool";
 
 // gelu(x) = 0.5 * x * (1 + erf(x / sqrt(2))); ONNX has no Gelu before opset 20.
-void gelu(Ctx& x) {
+void write_gelu(Ctx& x, const std::string& from, const std::string& to) {
   std::string scaled = x.tmp("scaled"), e = x.tmp("erf"), one = x.tmp("one_plus"),
               prod = x.tmp("x_times");
-  x.node("Div", {x.in[0], x.c.float_const(x.base + "_sqrt2", std::sqrt(2.0f))}, {scaled});
+  x.node("Div", {from, x.c.float_const(x.base + "_sqrt2", std::sqrt(2.0f))}, {scaled});
   x.node("Erf", {scaled}, {e});
   x.node("Add", {e, x.c.float_const(x.base + "_one", 1.0f)}, {one});
-  x.node("Mul", {x.in[0], one}, {prod});
-  x.node("Mul", {prod, x.c.float_const(x.base + "_half", 0.5f)}, {x.out[0]});
+  x.node("Mul", {from, one}, {prod});
+  x.node("Mul", {prod, x.c.float_const(x.base + "_half", 0.5f)}, {to});
+}
+
+void gelu(Ctx& x) {
+  write_gelu(x, x.in[0], x.out[0]);
 }
 
 void relu6(Ctx& x) {

@@ -35,6 +35,53 @@ std::optional<TensorRef> gated_activation(ImportContext& c, const NodeProto& n, 
   return std::nullopt;
 }
 
+// The value of a one-element constant, if `r` is one.
+std::optional<float> scalar_of(ImportContext& c, TensorRef r) {
+  const auto* v = c.const_floats(r);
+  if (!v || v->size() != 1) return std::nullopt;
+  return (*v)[0];
+}
+
+bool near(float v, double want) {
+  return std::fabs(static_cast<double>(v) - want) <= 1e-6 * std::fabs(want);
+}
+
+// y when `t` is op(y, k) (or op(k, y) for a commutative op) with the constant k = `value`.
+std::optional<TensorRef> with_constant(ImportContext& c, TensorRef t, const char* op, double value,
+                                       bool commutative) {
+  const Node& n = c.g.node(t.node);
+  if (n.op->name != op || n.inputs.size() != 2) return std::nullopt;
+  for (int i : {0, 1}) {
+    if (i == 1 && !commutative) break;
+    auto k = scalar_of(c, n.inputs[static_cast<size_t>(1 - i)]);
+    if (k && near(*k, value)) return n.inputs[static_cast<size_t>(i)];
+  }
+  return std::nullopt;
+}
+
+// Exact GELU as PyTorch exports it before opset 20: (x * (erf(x / sqrt(2)) + 1)) * 0.5, the
+// last product being this node (a, b). Returns x.
+std::optional<TensorRef> gelu_input(ImportContext& c, TensorRef a, TensorRef b) {
+  const double sqrt2 = std::sqrt(2.0);
+  for (auto [t, k] : {std::pair{a, b}, std::pair{b, a}}) {
+    auto half = scalar_of(c, k);
+    const Node& m = c.g.node(t.node);
+    if (!half || !near(*half, 0.5) || m.op->name != "ewmul") continue;
+    for (size_t j : {0u, 1u}) {
+      TensorRef x = m.inputs[j];
+      auto e = with_constant(c, m.inputs[1 - j], "add", 1.0, true);
+      if (!e) continue;
+      const Node& erf = c.g.node(e->node);
+      if (erf.op->name != "erf") continue;
+      TensorRef d = erf.inputs[0];
+      auto scaled = with_constant(c, d, "div", sqrt2, false);
+      if (!scaled) scaled = with_constant(c, d, "smul", 1.0 / sqrt2, false);
+      if (scaled && *scaled == x) return x;
+    }
+  }
+  return std::nullopt;
+}
+
 // Equal shapes use the generator's operators (ewadd, ewmul), which the rules rewrite; a
 // product with a 0-d scalar is smul; anything else broadcasts.
 template <int Kind>  // 0 Add, 1 Sub, 2 Mul, 3 Div
@@ -43,6 +90,8 @@ std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
   static const char* bcast[] = {"add", "sub", "mul", "div"};
   if (Kind == 2 && c.shape(a) == c.shape(b))
     if (auto y = gated_activation(c, n, a, b)) return {*y};
+  if (Kind == 2)
+    if (auto x = gelu_input(c, a, b)) return {c.op(n, "gelu", {*x})};
   if (c.shape(a) == c.shape(b)) {
     if (Kind == 0) return {c.op(n, "ewadd", {a, b})};
     if (Kind == 2) return {c.op(n, "ewmul", {a, b})};

@@ -10,6 +10,7 @@ Act parse_act(const std::string& s) {
   if (s == "relu6") return Act::Relu6;
   if (s == "hardswish") return Act::HardSwish;
   if (s == "silu") return Act::Silu;
+  if (s == "gelu") return Act::Gelu;
   throw Error(fmt::format("unknown activation '{}'", s));
 }
 
@@ -120,15 +121,15 @@ AttrSpec ints_attr(const char* name, std::vector<int64_t> def) {
   return s;
 }
 const std::vector<std::string>& fused_activations() {
-  static const std::vector<std::string> acts{"relu",  "sigmoid",   "tanh",
-                                             "relu6", "hardswish", "silu"};
+  static const std::vector<std::string> acts{"relu",      "sigmoid", "tanh", "relu6",
+                                             "hardswish", "silu",    "gelu"};
   return acts;
 }
 
-// hardswish and silu fuse (oneDNN post-ops) but stay out of the act domain of the axioms: each
-// value there multiplies the generator's conv and matmul variants.
+// hardswish, silu and gelu fuse (oneDNN post-ops) but stay out of the act domain of the axioms:
+// each value there multiplies the generator's conv and matmul variants.
 bool act_in_axiom_language(const std::string& act) {
-  return act != "hardswish" && act != "silu";
+  return act != "hardswish" && act != "silu" && act != "gelu";
 }
 
 AttrSpec act_attr() {

@@ -68,7 +68,7 @@ struct Scalar<uint32_t> {
 };
 
 // Fused activation shared by conv and matmul ("none" or one of fused_activations()).
-enum class Act : uint8_t { None, Relu, Sigmoid, Tanh, Relu6, HardSwish, Silu };
+enum class Act : uint8_t { None, Relu, Sigmoid, Tanh, Relu6, HardSwish, Silu, Gelu };
 Act parse_act(const std::string& s);
 
 template <class T>
@@ -88,6 +88,8 @@ inline T apply_act(Act a, T x) {
       return Scalar<T>::hardswish(x);
     case Act::Silu:
       return Scalar<T>::silu(x);
+    case Act::Gelu:
+      return Scalar<T>::gelu(x);
   }
   return x;
 }
