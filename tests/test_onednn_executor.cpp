@@ -39,7 +39,8 @@ Shape random_shape(Rng& r, int64_t min_rank, int64_t max_rank, int64_t max_dim =
   return s;
 }
 std::string random_act(Rng& r) {
-  return one_of<std::string>(r, {"none", "relu", "sigmoid", "tanh"});
+  return one_of<std::string>(
+      r, {"none", "relu", "sigmoid", "tanh", "relu6", "hardswish", "silu", "gelu"});
 }
 
 // A weight known by shape only: its value comes from the feeds at run time.
@@ -379,6 +380,73 @@ Case reduce_mean_case(Rng& r) {
       b, b.op("reduce_mean", {b.input("x", s)}, {{"axes", axes}, {"keepdims", pick(r, 0, 1)}}));
 }
 
+Case reduce_sum_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 5);
+  Ints axes;
+  for (size_t a = 0; a < s.size(); ++a)
+    if (coin(r)) axes.push_back(static_cast<int64_t>(a));
+  return single(
+      b, b.op("reduce_sum", {b.input("x", s)}, {{"axes", axes}, {"keepdims", pick(r, 0, 1)}}));
+}
+
+// The element-wise operators with attributes, on inputs scaled to reach their kinks.
+Case param_unary_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  auto x = b.input("x", random_shape(r, 0, 4));
+  Attrs a;
+  double u = static_cast<double>(pick(r, 1, 9)) / 10;
+  if (op == "clip") a = {{"min", -u}, {"max", u / 2}};
+  if (op == "hardsigmoid") a = {{"alpha", 1.0 + u}, {"beta", u}};
+  if (op == "leaky_relu") a = {{"alpha", u}};
+  if (op == "pow") a = {{"exponent", one_of<double>(r, {2.0, 3.0, 0.5, 1.5})}};
+  Case c = single(b, b.op(op, {x}, a));
+  if (op == "pow")  // real powers of non-negative bases only
+    c.adjust = [](TensorMap<float>& f) {
+      for (auto& v : f["x"].data) v = std::fabs(v);
+    };
+  return c;
+}
+
+Case prelu_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 4);
+  return single(
+      b, b.op("prelu", {b.input("x", s), some_weight(r, b, "slope", broadcast_operand(r, s))}));
+}
+
+Case expand_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape full = random_shape(r, 1, 4, 4);
+  Shape s = broadcast_operand(r, full);
+  return single(b, b.op("expand", {b.input("x", s)}, {{"shape", Ints(full.begin(), full.end())}}));
+}
+
+Case gather_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 1, 4, 5);
+  int64_t axis = pick(r, 0, static_cast<int64_t>(s.size()) - 1);
+  Ints idx(static_cast<size_t>(pick(r, 1, 4)));
+  for (auto& i : idx) i = pick(r, -s[static_cast<size_t>(axis)], s[static_cast<size_t>(axis)] - 1);
+  return single(b, b.op("gather", {b.input("x", s)},
+                        {{"axis", axis},
+                         {"indices", idx},
+                         {"indices_shape", Ints{static_cast<int64_t>(idx.size())}}}));
+}
+
+Case resize_case(Rng& r) {
+  GraphBuilder b(true, r());
+  Shape s{pick(r, 1, 2), pick(r, 1, 3), pick(r, 1, 5), pick(r, 1, 5)};
+  int64_t fh = pick(r, 1, 3), fw = pick(r, 1, 3);
+  return single(b, b.op("resize", {b.input("x", s)},
+                        {{"mode", one_of<std::string>(r, {"nearest", "linear"})},
+                         {"coordinate_transformation_mode",
+                          one_of<std::string>(r, {"half_pixel", "asymmetric", "align_corners"})},
+                         {"sizes", Ints{s[2] * fh, s[3] * fw}},
+                         {"scale_h", static_cast<double>(fh)},
+                         {"scale_w", static_cast<double>(fw)}}));
+}
+
 Case const_case(Rng& r, const std::string& op) {
   GraphBuilder b(true, r());
   Attrs a;
@@ -402,7 +470,8 @@ Case const_case(Rng& r, const std::string& op) {
 const std::map<std::string, CaseFn>& cases() {
   static const std::map<std::string, CaseFn> m = [] {
     std::map<std::string, CaseFn> c;
-    for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity"})
+    for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity",
+                           "relu6", "hardswish", "silu"})
       c[op] = [op](Rng& r) { return unary_case(r, op); };
     for (const char* op : {"ewadd", "ewmul"})
       c[op] = [op](Rng& r) { return same_shape_case(r, op); };
@@ -428,6 +497,13 @@ const std::map<std::string, CaseFn>& cases() {
     c["softmax"] = softmax_case;
     c["layernorm"] = layernorm_case;
     c["reduce_mean"] = reduce_mean_case;
+    c["reduce_sum"] = reduce_sum_case;
+    for (const char* op : {"clip", "hardsigmoid", "leaky_relu", "pow"})
+      c[op] = [op](Rng& r) { return param_unary_case(r, op); };
+    c["prelu"] = prelu_case;
+    c["expand"] = expand_case;
+    c["gather"] = gather_case;
+    c["resize"] = resize_case;
     return c;
   }();
   return m;
@@ -436,11 +512,13 @@ const std::map<std::string, CaseFn>& cases() {
 // Operators the executor runs on oneDNN primitives (or as zero-copy views); the others run
 // their reference kernel inside the executor.
 const std::set<std::string> kOnednnOps = {
-    "relu",     "sigmoid",   "tanh",           "gelu",      "exp",        "sqrt",
-    "identity", "ewadd",     "ewmul",          "add",       "sub",        "mul",
-    "div",      "smul",      "matmul",         "transpose", "conv",       "conv_add",
-    "poolavg",  "poolmax",   "global_avgpool", "concat",    "split",      "reshape",
-    "flatten",  "batchnorm", "softmax",        "layernorm", "reduce_mean"};
+    "relu",      "sigmoid",   "tanh",           "gelu",       "exp",         "sqrt",
+    "identity",  "ewadd",     "ewmul",          "add",        "sub",         "mul",
+    "div",       "smul",      "matmul",         "transpose",  "conv",        "conv_add",
+    "poolavg",   "poolmax",   "global_avgpool", "concat",     "split",       "reshape",
+    "flatten",   "batchnorm", "softmax",        "layernorm",  "reduce_mean", "relu6",
+    "hardswish", "silu",      "clip",           "leaky_relu", "pow",         "prelu",
+    "reduce_sum"};
 
 std::vector<std::string> executable_ops() {
   std::vector<std::string> ops;

@@ -3,7 +3,11 @@
 // executor, then exported and run in ONNX Runtime again. All three must agree.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+
 #include "exec/reference_executor.h"
+#include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 
@@ -289,14 +293,225 @@ TEST(OnnxOps, UnknownStandardOperatorStaysOpaqueAndRoundTrips) {
   b.input("x", {1, 3, 4, 4});
   b.init("w", {3, 3, 1, 1});
   b.node("Conv", {"x", "w"}, {"c"});
-  auto& lr = b.node("LeakyRelu", {"c"}, {"l"}, "leaky");
-  OnnxBuilder::attr(lr, "alpha", 0.2f);
+  b.node("Softplus", {"c"}, {"l"}, "softplus");
   b.node("Relu", {"l"}, {"y"});
   b.output("y", {1, 3, 4, 4});
-  ImportedModel m = agree(b, "leaky", false);
+  ImportedModel m = agree(b, "softplus", false);
   ASSERT_EQ(m.summary.opaque.size(), 1u);
-  EXPECT_EQ(m.summary.opaque[0].op_type, "LeakyRelu");
-  EXPECT_EQ(m.summary.opaque[0].name, "leaky");
+  EXPECT_EQ(m.summary.opaque[0].op_type, "Softplus");
+  EXPECT_EQ(m.summary.opaque[0].name, "softplus");
+}
+
+// How many live nodes of each IR operator the imported graph has.
+std::map<std::string, int> op_counts(const Graph& g) {
+  std::map<std::string, int> n;
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id)) ++n[g.node(id).op->name];
+  return n;
+}
+
+// The activations of mobilenet_v2/v3 and efficientnet, on values spread over [-8, 8] so that
+// every kink (0, 6, -3, 3) is crossed. x * sigmoid(x) and x * hardsigmoid(x) (slope 1/6) are
+// recognised as silu and hardswish, as PyTorch exports them before opset 14.
+TEST(OnnxOps, ActivationsOfModernNetworks) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 4, 5, 5});
+  b.init_floats("eight", {8.f}, Shape{});
+  b.node("Mul", {"x", "eight"}, {"s"});
+  b.init_floats("zero", {0.f}, Shape{});
+  b.init_floats("six", {6.f}, Shape{});
+  b.init_floats("lo", {-1.f}, Shape{});
+  b.init_floats("hi", {2.5f}, Shape{});
+  b.node("Clip", {"s", "zero", "six"}, {"relu6"});
+  b.node("Clip", {"s", "lo", "hi"}, {"clip"});
+  b.node("Clip", {"s", "zero"}, {"relu"});
+  b.node("Clip", {"s", "hi", "lo"}, {"crossed"});  // bounds crossing: the upper one wins
+  auto& gate = b.node("HardSigmoid", {"s"}, {"gate"});
+  OnnxBuilder::attr(gate, "alpha", 1.f / 6.f);
+  b.node("Mul", {"s", "gate"}, {"hardswish"});
+  auto& hs = b.node("HardSigmoid", {"s"}, {"hardsigmoid"});
+  OnnxBuilder::attr(hs, "alpha", 0.3f);
+  OnnxBuilder::attr(hs, "beta", 0.4f);
+  b.node("Sigmoid", {"s"}, {"sig"});
+  b.node("Mul", {"sig", "s"}, {"silu"});
+  auto& lr = b.node("LeakyRelu", {"s"}, {"leaky"});
+  OnnxBuilder::attr(lr, "alpha", 0.1f);
+  b.init("slope", {4, 1, 1});
+  b.node("PRelu", {"s", "slope"}, {"prelu"});
+  b.init_floats("two", {2.f}, Shape{});
+  b.node("Pow", {"s", "two"}, {"square"});
+  for (const char* y : {"relu6", "clip", "relu", "crossed", "hardswish", "hardsigmoid", "silu",
+                        "leaky", "prelu", "square"})
+    b.output(y, {1, 4, 5, 5});
+  ImportedModel m = agree(b, "modern_activations");
+  EXPECT_TRUE(m.summary.opaque.empty());
+  auto n = op_counts(m.graph);
+  for (const char* op :
+       {"relu6", "clip", "relu", "hardswish", "hardsigmoid", "silu", "leaky_relu", "prelu", "pow"})
+    EXPECT_EQ(n[op], op == std::string("clip") ? 2 : 1) << op;
+  EXPECT_EQ(n["sigmoid"], 0);  // the gate of silu has no other reader
+}
+
+// PyTorch's GELU before opset 20, (x * (erf(x / sqrt(2)) + 1)) * 0.5 with scalar Constants,
+// imports as one gelu; the same chain with another constant stays as it is.
+TEST(OnnxOps, GeluChainAsPyTorchWritesItIsOneOperator) {
+  for (float half : {0.5f, 0.25f}) {
+    OnnxBuilder b(13);
+    b.input("x", {2, 3, 4});
+    b.init_floats("three", {3.f}, Shape{});
+    b.node("Mul", {"x", "three"}, {"s"});
+    b.init_floats("sqrt2", {1.4142135f}, Shape{});
+    b.node("Div", {"s", "sqrt2"}, {"d"});
+    b.node("Erf", {"d"}, {"e"});
+    b.init_floats("one", {1.f}, Shape{});
+    b.node("Add", {"e", "one"}, {"a"});
+    b.node("Mul", {"s", "a"}, {"m"});
+    b.init_floats("half", {half}, Shape{});
+    b.node("Mul", {"m", "half"}, {"y"});
+    b.output("y", {2, 3, 4});
+    auto n = op_counts(agree(b, fmt::format("gelu_chain_{}", half)).graph);
+    EXPECT_EQ(n["gelu"], half == 0.5f ? 1 : 0) << half;
+    EXPECT_EQ(n["erf"], half == 0.5f ? 0 : 1) << half;
+  }
+}
+
+TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
+  OnnxBuilder b14(14);
+  b14.input("x", {2, 3, 4});
+  b14.init_floats("five", {5.f}, Shape{});
+  b14.node("Mul", {"x", "five"}, {"s"});
+  b14.node("HardSwish", {"s"}, {"y"});
+  b14.output("y", {2, 3, 4});
+  EXPECT_EQ(op_counts(agree(b14, "hardswish14").graph)["hardswish"], 1);
+
+  OnnxBuilder b11(11);
+  b11.input("x", {2, 3, 4});
+  b11.init_floats("nine", {9.f}, Shape{});
+  b11.node("Mul", {"x", "nine"}, {"s"});
+  b11.init_floats("four", {4.f}, Shape{});
+  b11.node("Clip", {"s", "", "four"}, {"y"});  // no lower bound
+  b11.output("y", {2, 3, 4});
+  auto n = op_counts(agree(b11, "clip11").graph);
+  EXPECT_EQ(n["clip"], 1);
+}
+
+// A conv or matmul with a fused relu6, hardswish, silu or gelu is written as the operator and the
+// activation's ONNX form (HardSwish from opset 14, HardSigmoid and Mul before).
+TEST(OnnxOps, FusedActivationsAreWrittenAfterTheirOperator) {
+  for (int64_t opset : {13, 14}) {
+    GraphBuilder b(true, 3);
+    auto x = b.input("x", {1, 3, 6, 6});
+    auto t = b.conv(x, b.weight("w1", {4, 3, 3, 3}), {.pad = 1, .act = "relu6"});
+    t = b.conv(t, b.weight("w2", {4, 4, 1, 1}), {.act = "hardswish"});
+    t = b.conv(t, b.weight("w3", {2, 4, 3, 3}), {.pad = 1, .act = "silu"});
+    auto f = b.op("flatten", {t}, {{"axis", 1}});
+    b.output("y", b.matmul(f, b.weight("fc", {72, 5}), "gelu"));
+    Graph g = b.finish();
+    std::string out = fmt::format("{}/fused_acts_{}.onnx", scratch_dir("ops"), opset);
+    ExportOptions opts;
+    opts.opset = opset;
+    export_onnx_file(g, nullptr, out, opts);
+    TensorMap<float> feeds{{"x", {{1, 3, 6, 6}, random_values(108, 9, -4.f, 4.f)}}};
+    auto want = run_reference(g, feeds);
+    expect_close(ort_run(out, {feeds.at("x")})[0], want[0], fmt::format("opset {}", opset));
+  }
+}
+
+TEST(OnnxOps, ReduceSumExpandGatherWithConstantParameters) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.init_ints("axes", {1, -1});
+  auto& rs = b.node("ReduceSum", {"x", "axes"}, {"sum"});
+  OnnxBuilder::attr(rs, "keepdims", int64_t{1});
+  b.init_ints("shape", {3, 2, 1, 1});
+  b.node("Expand", {"sum", "shape"}, {"big"});
+  b.init_ints("rows", {2, -1, 0, 0, 1, 2}, Shape{2, 3});
+  auto& g = b.node("Gather", {"x", "rows"}, {"picked"});
+  OnnxBuilder::attr(g, "axis", int64_t{2});
+  b.init_ints("one", {1}, Shape{});
+  b.node("Gather", {"x", "one"}, {"first"});
+  b.node("ReduceSum", {"x"}, {"all"});
+  b.output("big", {3, 2, 1, 1});
+  b.output("picked", {2, 3, 2, 3});
+  b.output("first", {3, 4});
+  b.output("all", {1, 1, 1});
+  ImportedModel m = agree(b, "reduce_expand_gather");
+  EXPECT_TRUE(m.summary.opaque.empty());
+  auto n = op_counts(m.graph);
+  EXPECT_EQ(n["reduce_sum"], 2);
+  EXPECT_EQ(n["expand"], 1);
+  EXPECT_EQ(n["gather"], 2);
+}
+
+// Parameters computed at run time (a bound, an exponent) are outside the IR:
+// those nodes stay opaque, and the model still round-trips; a constant index out of range is an
+// error naming the node.
+TEST(OnnxOps, RuntimeParametersStayOpaqueAndBadIndicesAreNamed) {
+  OnnxBuilder b(13);
+  b.input("x", {1, 2, 4, 4});
+  b.input("bound", {});
+  b.node("Clip", {"x", "bound"}, {"c"}, "clip_rt");
+  b.node("Pow", {"c", "bound"}, {"y"}, "pow_rt");
+  b.output("y", {1, 2, 4, 4});
+  ImportedModel m = agree(b, "runtime_params", false);
+  std::set<std::string> opaque;
+  for (auto& o : m.summary.opaque) opaque.insert(o.name);
+  for (const char* n : {"clip_rt", "pow_rt"}) EXPECT_TRUE(opaque.count(n)) << n;
+
+  OnnxBuilder bad(13);
+  bad.input("x", {3, 4});
+  bad.init_ints("idx", {3});
+  bad.node("Gather", {"x", "idx"}, {"y"}, "gather_bad");
+  bad.output_untyped("y");
+  std::string path = bad.save(scratch_dir("ops") + "/gather_bad.onnx");
+  try {
+    import_onnx_file(path);
+    FAIL() << "an index out of range was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gather_bad"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out of range"), std::string::npos) << e.what();
+  }
+}
+
+// The Resize modes of upsampling layers: nearest and bilinear, from scales or sizes, with each
+// coordinate mapping (a size that is not a multiple of the input exercises the rounding).
+TEST(OnnxOps, ResizeNearestAndLinear) {
+  struct Mode {
+    const char* mode;
+    const char* coord;
+    const char* nearest;
+    bool by_scales;
+    Shape out;
+  };
+  const Mode modes[] = {{"nearest", "asymmetric", "floor", true, {1, 2, 8, 10}},
+                        {"linear", "half_pixel", "", true, {1, 2, 8, 10}},
+                        {"linear", "align_corners", "", false, {1, 2, 7, 9}},
+                        {"linear", "pytorch_half_pixel", "", false, {1, 2, 1, 9}},
+                        {"nearest", "half_pixel", "round_prefer_ceil", false, {1, 2, 7, 3}},
+                        {"nearest", "align_corners", "round_prefer_floor", true, {1, 2, 6, 10}}};
+  int k = 0;
+  for (const Mode& md : modes) {
+    OnnxBuilder b(13);
+    b.input("x", {1, 2, 4, 5});
+    std::vector<std::string> ins{"x", ""};
+    if (md.by_scales) {
+      b.init_floats("scales", {1.f, 1.f, static_cast<float>(md.out[2]) / 4.f,
+                               static_cast<float>(md.out[3]) / 5.f});
+      ins.push_back("scales");
+    } else {
+      b.init_ints("sizes", {md.out.begin(), md.out.end()});
+      ins.push_back("");
+      ins.push_back("sizes");
+    }
+    auto& r = b.node("Resize", ins, {"y"});
+    OnnxBuilder::attr(r, "mode", std::string(md.mode));
+    OnnxBuilder::attr(r, "coordinate_transformation_mode", std::string(md.coord));
+    if (*md.nearest) OnnxBuilder::attr(r, "nearest_mode", std::string(md.nearest));
+    b.output("y", md.out);
+    std::string what = fmt::format("resize_{}", k++);
+    ImportedModel m = agree(b, what);
+    EXPECT_EQ(op_counts(m.graph)["resize"], 1) << what;
+  }
 }
 
 }  // namespace

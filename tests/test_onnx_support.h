@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -153,12 +154,25 @@ class OnnxBuilder {
     for (float v : random_values(numel(shape), seed ^ hash_bytes(name.data(), name.size()), lo, hi))
       t->add_float_data(v);
   }
-  void init_ints(const std::string& name, const std::vector<int64_t>& v) {
+  // Integer and float initializers with given values: 1-d unless a shape is given ({} for
+  // a scalar).
+  onnx::TensorProto& init_of(const std::string& name, int32_t type, size_t n,
+                             const std::optional<Shape>& shape) {
     auto* t = g().add_initializer();
     t->set_name(name);
-    t->set_data_type(7);
-    t->add_dims(static_cast<int64_t>(v.size()));
-    for (int64_t x : v) t->add_int64_data(x);
+    t->set_data_type(type);
+    for (int64_t d : shape.value_or(Shape{static_cast<int64_t>(n)})) t->add_dims(d);
+    return *t;
+  }
+  void init_ints(const std::string& name, const std::vector<int64_t>& v,
+                 std::optional<Shape> shape = std::nullopt) {
+    auto& t = init_of(name, 7, v.size(), shape);
+    for (int64_t x : v) t.add_int64_data(x);
+  }
+  void init_floats(const std::string& name, const std::vector<float>& v,
+                   std::optional<Shape> shape = std::nullopt) {
+    auto& t = init_of(name, 1, v.size(), shape);
+    for (float x : v) t.add_float_data(x);
   }
   onnx::NodeProto& node(const std::string& op, std::vector<std::string> ins,
                         std::vector<std::string> outs, const std::string& name = "") {

@@ -2,8 +2,12 @@
 // analytic cost of each operator.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "ir/error.h"
 #include "ops/op_def.h"
+#include "rules/axiom_ops.h"
+#include "rules/rule_parser.h"
 #include "support/op_harness.h"
 
 namespace graphsub {
@@ -91,6 +95,28 @@ TEST(OpsAxioms, ConvParameters) {
   EXPECT_THROW(
       conv.params_to_attrs(Params{std::string("x"), std::string("same"), std::string("none")}, in3),
       Error);
+}
+
+// A conv or matmul with a fused activation is inside the axiom language exactly when the
+// activation is in the act domain of specs/operators.axioms (hardswish and silu fuse, but only
+// the built-in fusion knows them).
+TEST(OpsAxioms, FusedActivationsOutsideTheActDomainLeaveTheLanguage) {
+  auto axioms = rules::load_rules(rules::default_axioms_path());
+  const rules::ParamDomain* dom = axioms.domain("act");
+  ASSERT_NE(dom, nullptr);
+  std::set<std::string> in_domain;
+  for (auto& v : dom->values) in_domain.insert(rules::param_str(rules::param_value(*v)));
+  std::vector<TensorType> conv_in{f32({1, 4, 8, 8}), f32({4, 4, 3, 3})};
+  std::vector<TensorType> mm_in{f32({2, 4}), f32({4, 3})};
+  ASSERT_FALSE(fused_activations().empty());
+  for (const std::string& act : fused_activations()) {
+    bool expected = in_domain.count(act) > 0;
+    Attrs conv_attrs{{"pads", Ints{1, 1, 1, 1}}, {"act", act}};
+    EXPECT_EQ(to_params(op_def("conv"), conv_attrs, conv_in).has_value(), expected) << act;
+    EXPECT_EQ(to_params(op_def("matmul"), {{"act", act}}, mm_in).has_value(), expected) << act;
+  }
+  EXPECT_TRUE(in_domain.count("relu6"));
+  EXPECT_FALSE(in_domain.count("hardswish"));
 }
 
 TEST(OpsAxioms, PoolParameters) {

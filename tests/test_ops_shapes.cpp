@@ -34,7 +34,10 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
       "enlarge",       "poolavg",      "poolmax",    "global_avgpool",
       "concat",        "split",        "reshape",    "flatten",
       "pad",           "slice",        "batchnorm",  "softmax",
-      "layernorm",     "reduce_mean",  "opaque",     "conv_add"};
+      "layernorm",     "reduce_mean",  "opaque",     "conv_add",
+      "relu6",         "hardswish",    "silu",       "clip",
+      "hardsigmoid",   "leaky_relu",   "pow",        "prelu",
+      "reduce_sum",    "expand",       "gather",     "resize"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
 }
@@ -101,6 +104,37 @@ TEST(OpsShapes, Elementwise) {
   }
 }
 
+TEST(OpsShapes, ActivationsOfModernNetworks) {
+  for (const char* op : {"relu6", "hardswish", "silu", "clip", "hardsigmoid", "leaky_relu"})
+    EXPECT_EQ(shape0(op, {{2, 3, 4}}), (Shape{2, 3, 4})) << op;
+  EXPECT_EQ(shape0("pow", {{2, 3}}, {{"exponent", 2.0}}), (Shape{2, 3}));
+  EXPECT_TRUE(contains(infer_error("pow", {{2, 3}}), "exponent"));
+  EXPECT_TRUE(contains(infer_error("clip", {{2, 3}}, {{"min", std::string("a")}}), "min"));
+  // prelu's slope broadcasts to the input, never the other way round.
+  EXPECT_EQ(shape0("prelu", {{1, 4, 5, 5}, {4, 1, 1}}), (Shape{1, 4, 5, 5}));
+  EXPECT_EQ(shape0("prelu", {{1, 4, 5, 5}, {1}}), (Shape{1, 4, 5, 5}));
+  EXPECT_TRUE(contains(infer_error("prelu", {{4, 1, 1}, {1, 4, 5, 5}}), "slope"));
+  EXPECT_TRUE(contains(infer_error("prelu", {{1, 4, 5, 5}, {3, 1, 1}}), "broadcast"));
+}
+
+TEST(OpsShapes, Indexing) {
+  EXPECT_EQ(shape0("expand", {{3, 1}}, {{"shape", Ints{2, 1, 4}}}), (Shape{2, 3, 4}));
+  EXPECT_EQ(shape0("expand", {{3, 4}}, {{"shape", Ints{1}}}), (Shape{3, 4}));
+  EXPECT_TRUE(contains(infer_error("expand", {{3, 2}}, {{"shape", Ints{4}}}), "broadcast"));
+  EXPECT_TRUE(contains(infer_error("expand", {{3, 2}}, {{"shape", Ints{-1, 2}}}), "negative"));
+  EXPECT_EQ(shape0("gather", {{5, 6, 7}},
+                   {{"axis", 1}, {"indices", Ints{0, 5, -1, 2}}, {"indices_shape", Ints{2, 2}}}),
+            (Shape{5, 2, 2, 7}));
+  EXPECT_EQ(shape0("gather", {{5, 6}}, {{"indices", Ints{3}}}), (Shape{6}));  // scalar index
+  EXPECT_TRUE(contains(infer_error("gather", {{5, 6}}, {{"indices", Ints{5}}}), "out of range"));
+  EXPECT_TRUE(contains(infer_error("gather", {{5, 6}}, {{"indices", Ints{1, 2}}}), "2 indices"));
+  Attrs r{{"sizes", Ints{8, 12}}, {"scale_h", 2.0}, {"scale_w", 2.0}};
+  EXPECT_EQ(shape0("resize", {{1, 3, 4, 6}}, r), (Shape{1, 3, 8, 12}));
+  EXPECT_TRUE(contains(infer_error("resize", {{3, 4, 6}}, r), "rank 4"));
+  r.set("mode", std::string("cubic"));
+  EXPECT_TRUE(contains(infer_error("resize", {{1, 3, 4, 6}}, r), "mode"));
+}
+
 TEST(OpsShapes, Matmul) {
   EXPECT_EQ(shape0("matmul", {{2, 3}, {3, 4}}), (Shape{2, 4}));
   EXPECT_EQ(shape0("matmul", {{5, 2, 3}, {5, 3, 4}}), (Shape{5, 2, 4}));
@@ -113,7 +147,7 @@ TEST(OpsShapes, Matmul) {
   EXPECT_TRUE(contains(infer_error("matmul", {{5, 2, 3}, {4, 3, 4}}), "batch"));
   EXPECT_TRUE(contains(infer_error("matmul", {{2, 3}, {3, 4}, {3}}), "bias must be [4]"));
   EXPECT_TRUE(contains(infer_error("matmul", {{3}, {3, 4}}), "rank >= 2"));
-  EXPECT_TRUE(contains(infer_error("matmul", {{2, 3}, {3, 4}}, {{"act", std::string("gelu")}}),
+  EXPECT_TRUE(contains(infer_error("matmul", {{2, 3}, {3, 4}}, {{"act", std::string("softsign")}}),
                        "'act' must be one of"));
   EXPECT_TRUE(contains(infer_error("matmul", {{2, 3}}), "takes 2 to 3 inputs, got 1"));
 }
@@ -362,6 +396,7 @@ TEST(OpsShapes, Normalisations) {
   EXPECT_EQ(shape0("reduce_mean", {{2, 3, 4}}, {{"axes", Ints{-1, 0}}, {"keepdims", 0}}),
             (Shape{3}));
   EXPECT_EQ(shape0("reduce_mean", {{2, 3, 4}}), (Shape{1, 1, 1}));
+  EXPECT_EQ(shape0("reduce_sum", {{2, 3, 4}}, {{"axes", Ints{2}}, {"keepdims", 0}}), (Shape{2, 3}));
   EXPECT_EQ(shape0("reduce_mean", {{2, 3, 4}}, {{"keepdims", 0}}), (Shape{}));
   EXPECT_TRUE(
       contains(infer_error("reduce_mean", {{2, 3, 4}}, {{"axes", Ints{1, -2}}}), "given twice"));

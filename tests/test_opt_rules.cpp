@@ -1,17 +1,26 @@
 // The optimizer's own rule files are proved by the verifier from the axioms:
-// rules/merges.rules (loaded by default) and rules/structural.rules (the rule-language forms of
-// the built-in structural rules).
+// rules/merges.rules and rules/activations.rules (loaded by default) and rules/structural.rules
+// (the rule-language forms of the built-in structural rules).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
+#include "opt/rule_library.h"
 #include "rules/rule_parser.h"
+#include "rules/rule_printer.h"
 #include "verify/verifier.h"
 
 namespace graphsub {
 namespace {
 
+rules::RuleSet load(const std::string& file, const rules::RuleSet& axioms) {
+  return rules::load_rules(std::string(GRAPHSUB_SOURCE_DIR) + "/" + file, &axioms);
+}
+
 void expect_all_proved(const std::string& file, size_t at_least) {
   auto axioms = rules::load_rules(rules::default_axioms_path());
-  auto rs = rules::load_rules(std::string(GRAPHSUB_SOURCE_DIR) + "/" + file, &axioms);
+  auto rs = load(file, axioms);
   ASSERT_GE(rs.rules.size(), at_least) << file;
   verify::VerifyOptions opts;
   opts.threads = 2;
@@ -28,6 +37,31 @@ TEST(OptRules, MergesAreProved) {
 
 TEST(OptRules, StructuralRulesAreProved) {
   expect_all_proved("rules/structural.rules", 8);
+}
+
+// The library generated over the activations of modern networks has rules with each of them,
+// among them the fusion of relu6 into a convolution, and the optimizer loads it by default.
+TEST(OptRules, ActivationRulesNameEachNewOperatorAndAreProved) {
+  auto axioms = rules::load_rules(rules::default_axioms_path());
+  auto rs = load("rules/activations.rules", axioms);
+  std::map<std::string, int> with;
+  bool conv_fusion = false;
+  for (const auto& r : rs.rules) {
+    std::string text = rules::rule_str(r);
+    for (const char* op : {"(relu6 ", "(hardswish ", "(silu "})
+      if (text.find(op) != std::string::npos) ++with[op];
+    if (r.source.size() == 1 &&
+        rules::term_str(r.source[0]) == "(relu6 (conv ?p_stride ?p_padding none ?a ?b))" &&
+        rules::term_str(r.target[0]) == "(conv ?p_stride ?p_padding relu6 ?a ?b)")
+      conv_fusion = true;
+  }
+  for (const char* op : {"(relu6 ", "(hardswish ", "(silu "}) EXPECT_GT(with[op], 10) << op;
+  EXPECT_TRUE(conv_fusion);
+  auto files = opt::default_rule_files();
+  EXPECT_TRUE(std::any_of(files.begin(), files.end(), [](const std::string& f) {
+    return f.ends_with("rules/activations.rules");
+  }));
+  expect_all_proved("rules/activations.rules", 300);
 }
 
 }  // namespace

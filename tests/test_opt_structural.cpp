@@ -52,7 +52,7 @@ Attrs conv_attrs(int64_t stride, std::vector<int64_t> pads, const std::string& a
 }
 
 TEST(OptStructural, FusesEachActivationIntoConvAndMatmul) {
-  for (const char* act : {"relu", "sigmoid", "tanh"}) {
+  for (const std::string& act : fused_activations()) {
     GraphBuilder b;
     auto x = b.input("x", {1, 3, 6, 6});
     auto c = b.conv(x, b.weight("w", {4, 3, 3, 3}), {.pad = 1});

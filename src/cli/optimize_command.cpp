@@ -52,7 +52,8 @@ void add_search_flags(CLI::App& cmd, driver::SearchJobOptions& s) {
   cmd.add_option("--cache-dir", o.cache_dir,
                  "where machine profiles and measured cost tables are cached");
   cmd.add_option("--rules", o.rules.rule_files,
-                 "rule files to use (default: rules/default.rules and rules/merges.rules)");
+                 "rule files to use (default: rules/default.rules, rules/merges.rules and "
+                 "rules/activations.rules)");
   cmd.add_flag(
       "--no-builtin-rules", [&o](int64_t) { o.rules.builtin = false; },
       "do not use the built-in structural rules");

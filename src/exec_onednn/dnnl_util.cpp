@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <map>
+
 #include "ir/error.h"
 
 namespace graphsub::onednn {
@@ -36,12 +38,24 @@ bool is_plain(const memory::desc& md) {
 }
 
 void append_act(dnnl::post_ops& ops, const std::string& act) {
+  using dnnl::algorithm;
+  struct Post {
+    algorithm alg;
+    float alpha, beta;
+  };
+  static const std::map<std::string, Post> posts{
+      {"relu", {algorithm::eltwise_relu, 0.f, 0.f}},
+      {"sigmoid", {algorithm::eltwise_logistic, 0.f, 0.f}},
+      {"tanh", {algorithm::eltwise_tanh, 0.f, 0.f}},
+      {"relu6", {algorithm::eltwise_clip_v2, 0.f, 6.f}},        // min(max(x, 0), 6)
+      {"hardswish", {algorithm::eltwise_hardswish, 0.f, 0.f}},  // ONNX's HardSwish
+      {"silu", {algorithm::eltwise_swish, 1.f, 0.f}},           // x * sigmoid(alpha x)
+      {"gelu", {algorithm::eltwise_gelu_erf, 0.f, 0.f}},
+  };
   if (act == "none") return;
-  dnnl::algorithm alg = act == "relu"      ? dnnl::algorithm::eltwise_relu
-                        : act == "sigmoid" ? dnnl::algorithm::eltwise_logistic
-                        : act == "tanh"    ? dnnl::algorithm::eltwise_tanh
-                                        : throw Error(fmt::format("unknown activation '{}'", act));
-  ops.append_eltwise(1.f, alg, 0.f, 0.f);
+  auto it = posts.find(act);
+  if (it == posts.end()) throw Error(fmt::format("unknown activation '{}'", act));
+  ops.append_eltwise(1.f, it->second.alg, it->second.alpha, it->second.beta);
 }
 
 std::string desc_str(const memory::desc& md) {

@@ -10,13 +10,23 @@ namespace {
 
 using dnnl::algorithm;
 
-algorithm unary_alg(const std::string& op) {
-  if (op == "relu") return algorithm::eltwise_relu;
-  if (op == "sigmoid") return algorithm::eltwise_logistic;
-  if (op == "tanh") return algorithm::eltwise_tanh;
-  if (op == "gelu") return algorithm::eltwise_gelu_erf;
-  if (op == "exp") return algorithm::eltwise_exp;
-  if (op == "sqrt") return algorithm::eltwise_sqrt;
+// An eltwise algorithm with its alpha and beta.
+struct Eltwise {
+  algorithm alg;
+  float alpha = 0.f, beta = 0.f;
+};
+
+Eltwise unary_alg(const std::string& op) {
+  if (op == "relu6") return {algorithm::eltwise_clip_v2, 0.f, 6.f};
+  // oneDNN 2.6's hardswish is ONNX's, x * min(max(x/6 + 1/2, 0), 1) (alpha, beta ignored).
+  if (op == "hardswish") return {algorithm::eltwise_hardswish};
+  if (op == "silu") return {algorithm::eltwise_swish, 1.f};  // x * sigmoid(alpha x)
+  if (op == "relu") return {algorithm::eltwise_relu};
+  if (op == "sigmoid") return {algorithm::eltwise_logistic};
+  if (op == "tanh") return {algorithm::eltwise_tanh};
+  if (op == "gelu") return {algorithm::eltwise_gelu_erf};
+  if (op == "exp") return {algorithm::eltwise_exp};
+  if (op == "sqrt") return {algorithm::eltwise_sqrt};
   throw NotLowered{"no eltwise algorithm for " + op};
 }
 
@@ -41,16 +51,50 @@ std::string binary(Lowering& L, algorithm alg, const memory& src0, const memory&
   return "binary";
 }
 
-}  // namespace
-
-std::string lower_unary(Lowering& L) {
+// The eltwise primitive on the node's input, in whatever layout it arrives.
+std::string eltwise(Lowering& L, Eltwise e) {
   memory src = L.in_as_is(0);
   dnnl::eltwise_forward::primitive_desc pd(
-      {dnnl::prop_kind::forward_inference, unary_alg(L.node().op->name), src.get_desc(), 0.f, 0.f},
-      L.engine());
+      {dnnl::prop_kind::forward_inference, e.alg, src.get_desc(), e.alpha, e.beta}, L.engine());
   memory dst = L.out(0, pd.dst_desc());
   L.primitive(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
   return "eltwise";
+}
+
+}  // namespace
+
+std::string lower_unary(Lowering& L) {
+  return eltwise(L, unary_alg(L.node().op->name));
+}
+
+// The element-wise operators with attributes (activation_ops.cpp). oneDNN 2.6 has no
+// hardsigmoid: it runs its reference kernel (in mobilenet_v3 it gates [N,C,1,1] tensors).
+std::string lower_param_unary(Lowering& L) {
+  const std::string& op = L.node().op->name;
+  const Attrs& a = L.attrs();
+  auto f = [&](const char* name) { return static_cast<float>(a.f(name)); };
+  if (op == "clip") {
+    // ONNX gives max where the bounds cross (min(max(x, lo), hi)); oneDNN does not say.
+    if (f("min") > f("max")) throw NotLowered{"clip bounds cross"};
+    return eltwise(L, {algorithm::eltwise_clip_v2, f("min"), f("max")});
+  }
+  if (op == "leaky_relu") return eltwise(L, {algorithm::eltwise_relu, f("alpha")});
+  if (op == "pow") return eltwise(L, {algorithm::eltwise_pow, 1.f, f("exponent")});
+  throw NotLowered{"no eltwise algorithm for " + op};
+}
+
+// prelu(x, slope) = x where x >= 0, slope * x elsewhere: oneDNN's prelu primitive, whose
+// weights broadcast like a binary operand.
+std::string lower_prelu(Lowering& L) {
+  memory x = L.in_plain(0);
+  size_t rank = std::max<size_t>(L.in_type(0).shape.size(), 1);
+  memory w = L.view(L.in_plain(1), plain_desc(pad_front(L.in_type(1).shape, rank)));
+  dnnl::prelu_forward::primitive_desc pd(
+      {dnnl::prop_kind::forward_inference, x.get_desc(), w.get_desc()}, L.engine());
+  memory dst = L.out(0, pd.dst_desc());
+  L.primitive(dnnl::prelu_forward(pd),
+              {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}});
+  return "prelu";
 }
 
 std::string lower_identity(Lowering& L) {

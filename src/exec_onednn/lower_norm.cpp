@@ -1,5 +1,5 @@
 // Normalisations and reductions: batchnorm (inference, global statistics), softmax, layer
-// normalisation (over the trailing axes, as one flattened axis) and reduce_mean.
+// normalisation (over the trailing axes, as one flattened axis), reduce_mean and reduce_sum.
 #include <fmt/format.h>
 
 #include "exec_onednn/lower_ops.h"
@@ -68,7 +68,7 @@ std::string lower_layernorm(Lowering& L) {
   return "layer normalization";
 }
 
-std::string lower_reduce_mean(Lowering& L) {
+std::string lower_reduce(Lowering& L) {
   const Shape& xs = L.in_type(0).shape;
   int64_t rank = static_cast<int64_t>(xs.size());
   if (rank == 0) throw NotLowered{"reduce of a scalar"};
@@ -78,12 +78,15 @@ std::string lower_reduce_mean(Lowering& L) {
   if (axes.empty()) {
     kept.assign(kept.size(), 1);
   } else {
-    for (auto a : axes) kept[static_cast<size_t>(norm_axis("reduce_mean", a, rank))] = 1;
+    for (auto a : axes) kept[static_cast<size_t>(norm_axis("reduce", a, rank))] = 1;
   }
   if (kept == dims_of(xs)) throw NotLowered{"nothing to reduce"};
   memory src = L.in_plain(0);
   dnnl::reduction::primitive_desc pd(
-      {dnnl::algorithm::reduction_mean, src.get_desc(), plain_desc(kept), 0.f, 0.f}, L.engine());
+      {L.node().op->name == "reduce_sum" ? dnnl::algorithm::reduction_sum
+                                         : dnnl::algorithm::reduction_mean,
+       src.get_desc(), plain_desc(kept), 0.f, 0.f},
+      L.engine());
   memory dst = L.view(L.out_plain(0), plain_desc(kept));
   L.primitive(dnnl::reduction(pd), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
   return "reduction";

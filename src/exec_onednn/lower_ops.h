@@ -42,6 +42,8 @@ std::string lower_reshape(Lowering& L);
 std::string lower_batchnorm(Lowering& L);
 std::string lower_softmax(Lowering& L);
 std::string lower_layernorm(Lowering& L);
-std::string lower_reduce_mean(Lowering& L);
+std::string lower_reduce(Lowering& L);
+std::string lower_param_unary(Lowering& L);
+std::string lower_prelu(Lowering& L);
 
 }  // namespace graphsub::onednn

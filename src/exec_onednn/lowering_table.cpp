@@ -14,6 +14,13 @@ LowerFn find_lowering(std::string_view op) {
       {"gelu", lower_unary},
       {"exp", lower_unary},
       {"sqrt", lower_unary},
+      {"relu6", lower_unary},
+      {"hardswish", lower_unary},
+      {"silu", lower_unary},
+      {"clip", lower_param_unary},
+      {"leaky_relu", lower_param_unary},
+      {"pow", lower_param_unary},
+      {"prelu", lower_prelu},
       {"identity", lower_identity},
       {"ewadd", lower_binary_same},
       {"ewmul", lower_binary_same},
@@ -36,7 +43,8 @@ LowerFn find_lowering(std::string_view op) {
       {"batchnorm", lower_batchnorm},
       {"softmax", lower_softmax},
       {"layernorm", lower_layernorm},
-      {"reduce_mean", lower_reduce_mean},
+      {"reduce_mean", lower_reduce},
+      {"reduce_sum", lower_reduce},
   };
   auto it = table.find(op);
   return it == table.end() ? nullptr : it->second;

@@ -29,6 +29,20 @@ struct Ctx {
   int64_t rank(size_t i) const { return static_cast<int64_t>(c.shape(n.inputs[i]).size()); }
 };
 
+// Clip of `from` to [lo, hi] into `to` (bounds as inputs: graphsub writes opsets 11 to 17);
+// an infinite bound is left out.
+void write_clip(Ctx& x, const std::string& from, const std::string& to, double lo, double hi) {
+  std::vector<std::string> ins{
+      from, std::isfinite(lo) ? x.c.float_const(x.base + "_min", static_cast<float>(lo)) : ""};
+  if (std::isfinite(hi)) ins.push_back(x.c.float_const(x.base + "_max", static_cast<float>(hi)));
+  if (ins.back().empty()) ins.pop_back();
+  x.node("Clip", ins, {to});
+}
+
+void write_hardswish(Ctx& x, const std::string& from, const std::string& to);
+void write_silu(Ctx& x, const std::string& from, const std::string& to);
+void write_gelu(Ctx& x, const std::string& from, const std::string& to);
+
 // An operator with a fused activation: the operator into a temporary, then the activation.
 std::string act_target(Ctx& x) {
   const std::string& act = x.n.attrs.s("act");
@@ -37,6 +51,10 @@ std::string act_target(Ctx& x) {
 void write_act(Ctx& x, const std::string& from) {
   const std::string& act = x.n.attrs.s("act");
   if (act == "none") return;
+  if (act == "relu6") return write_clip(x, from, x.out[0], 0, 6);
+  if (act == "hardswish") return write_hardswish(x, from, x.out[0]);
+  if (act == "silu") return write_silu(x, from, x.out[0]);
+  if (act == "gelu") return write_gelu(x, from, x.out[0]);
   static const std::map<std::string, std::string> ops{
       {"relu", "Relu"}, {"sigmoid", "Sigmoid"}, {"tanh", "Tanh"}};
   auto it = ops.find(act);
@@ -94,18 +112,137 @@ void same(Ctx& x) {
   x.node(Op, x.in, {x.out[0]});
 }
 constexpr char kAdd[] = "Add", kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div", kRelu[] = "Relu",
-               kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kErf[] = "Erf", kExp[] = "Exp",
-               kSqrt[] = "Sqrt", kIdentity[] = "Identity", kGlobalAvg[] = "GlobalAveragePool";
+               kPRelu[] = "PRelu", kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kErf[] = "Erf",
+               kExp[] = "Exp", kSqrt[] = "Sqrt", kIdentity[] = "Identity",
+               kGlobalAvg[] = "GlobalAveragePool";
 
 // gelu(x) = 0.5 * x * (1 + erf(x / sqrt(2))); ONNX has no Gelu before opset 20.
-void gelu(Ctx& x) {
+void write_gelu(Ctx& x, const std::string& from, const std::string& to) {
   std::string scaled = x.tmp("scaled"), e = x.tmp("erf"), one = x.tmp("one_plus"),
               prod = x.tmp("x_times");
-  x.node("Div", {x.in[0], x.c.float_const(x.base + "_sqrt2", std::sqrt(2.0f))}, {scaled});
+  x.node("Div", {from, x.c.float_const(x.base + "_sqrt2", std::sqrt(2.0f))}, {scaled});
   x.node("Erf", {scaled}, {e});
   x.node("Add", {e, x.c.float_const(x.base + "_one", 1.0f)}, {one});
-  x.node("Mul", {x.in[0], one}, {prod});
-  x.node("Mul", {prod, x.c.float_const(x.base + "_half", 0.5f)}, {x.out[0]});
+  x.node("Mul", {from, one}, {prod});
+  x.node("Mul", {prod, x.c.float_const(x.base + "_half", 0.5f)}, {to});
+}
+
+void gelu(Ctx& x) {
+  write_gelu(x, x.in[0], x.out[0]);
+}
+
+void relu6(Ctx& x) {
+  write_clip(x, x.in[0], x.out[0], 0, 6);
+}
+
+void clip(Ctx& x) {
+  write_clip(x, x.in[0], x.out[0], x.n.attrs.f("min"), x.n.attrs.f("max"));
+}
+
+void hardsigmoid_node(Ctx& x, const std::string& from, const std::string& to, double alpha,
+                      double beta) {
+  NodeProto& node = x.node("HardSigmoid", {from}, {to});
+  set_attr(node, "alpha", static_cast<float>(alpha));
+  set_attr(node, "beta", static_cast<float>(beta));
+}
+
+void hardsigmoid(Ctx& x) {
+  hardsigmoid_node(x, x.in[0], x.out[0], x.n.attrs.f("alpha"), x.n.attrs.f("beta"));
+}
+
+// HardSwish exists from opset 14; before, x * HardSigmoid(x) with slope 1/6 (as PyTorch writes it).
+void write_hardswish(Ctx& x, const std::string& from, const std::string& to) {
+  if (x.c.opset >= 14) {
+    x.node("HardSwish", {from}, {to});
+    return;
+  }
+  std::string gate = x.tmp("gate");
+  hardsigmoid_node(x, from, gate, 1.0 / 6.0, 0.5);
+  x.node("Mul", {from, gate}, {to});
+}
+
+// silu(x) = x * sigmoid(x); ONNX has no SiLU operator.
+void write_silu(Ctx& x, const std::string& from, const std::string& to) {
+  std::string gate = x.tmp("sigmoid");
+  x.node("Sigmoid", {from}, {gate});
+  x.node("Mul", {from, gate}, {to});
+}
+
+void hardswish(Ctx& x) {
+  write_hardswish(x, x.in[0], x.out[0]);
+}
+void silu(Ctx& x) {
+  write_silu(x, x.in[0], x.out[0]);
+}
+
+void leaky_relu(Ctx& x) {
+  set_attr(x.node("LeakyRelu", x.in, {x.out[0]}), "alpha",
+           static_cast<float>(x.n.attrs.f("alpha")));
+}
+
+void pow(Ctx& x) {
+  x.node(
+      "Pow",
+      {x.in[0], x.c.float_const(x.base + "_exponent", static_cast<float>(x.n.attrs.f("exponent")))},
+      {x.out[0]});
+}
+
+// A constant initializer of any shape (the context's helpers make 1-d or 0-d ones).
+std::string int64_tensor(Ctx& x, const std::string& what, const Shape& shape,
+                         const std::vector<int64_t>& v) {
+  std::string name = x.c.fresh(x.base + "_" + what);
+  *x.c.gp.add_initializer() = make_int64_tensor(name, shape, v);
+  return name;
+}
+std::string float_tensor(Ctx& x, const std::string& what, const Shape& shape,
+                         const std::vector<float>& v) {
+  std::string name = x.c.fresh(x.base + "_" + what);
+  *x.c.gp.add_initializer() = make_float_tensor(name, shape, v);
+  return name;
+}
+
+void expand(Ctx& x) {
+  x.node("Expand", {x.in[0], x.c.int64_const(x.base + "_shape", x.n.attrs.ints("shape"))},
+         {x.out[0]});
+}
+
+void gather(Ctx& x) {
+  const auto& is = x.n.attrs.ints("indices_shape");
+  std::string idx =
+      int64_tensor(x, "indices", Shape(is.begin(), is.end()), x.n.attrs.ints("indices"));
+  set_attr(x.node("Gather", {x.in[0], idx}, {x.out[0]}), "axis", x.n.attrs.i("axis"));
+}
+
+void set_string_attr(NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
+// Resize with the scales it was imported with when they give its sizes (ONNX then maps
+// coordinates with exactly those scales), else with the sizes.
+void resize(Ctx& x) {
+  const Attrs& a = x.n.attrs;
+  const Shape& xs = x.c.shape(x.n.inputs[0]);
+  const auto& sizes = a.ints("sizes");
+  double sh = a.f("scale_h"), sw = a.f("scale_w");
+  auto fsh = static_cast<float>(sh), fsw = static_cast<float>(sw);
+  bool by_scales = static_cast<int64_t>(std::floor(static_cast<double>(xs[2]) * fsh)) == sizes[0] &&
+                   static_cast<int64_t>(std::floor(static_cast<double>(xs[3]) * fsw)) == sizes[1] &&
+                   static_cast<double>(fsh) == sh && static_cast<double>(fsw) == sw;
+  std::string roi = x.c.opset >= 13 ? "" : float_tensor(x, "roi", {0}, {});
+  std::vector<std::string> ins{x.in[0], roi};
+  if (by_scales) {
+    ins.push_back(float_tensor(x, "scales", {4}, {1.f, 1.f, fsh, fsw}));
+  } else {
+    ins.push_back(x.c.opset >= 13 ? "" : float_tensor(x, "scales", {0}, {}));
+    ins.push_back(int64_tensor(x, "sizes", {4}, {xs[0], xs[1], sizes[0], sizes[1]}));
+  }
+  NodeProto& node = x.node("Resize", ins, {x.out[0]});
+  set_string_attr(node, "mode", a.s("mode"));
+  set_string_attr(node, "coordinate_transformation_mode", a.s("coordinate_transformation_mode"));
+  if (a.s("mode") == "nearest") set_string_attr(node, "nearest_mode", a.s("nearest_mode"));
 }
 
 void transpose(Ctx& x) {
@@ -213,6 +350,17 @@ void reduce_mean(Ctx& x) {
   reduce_mean_node(x, x.in[0], x.out[0], axes, x.n.attrs.i("keepdims"));
 }
 
+// ReduceSum takes its axes as an input from opset 13 (ReduceMean only from 18).
+void reduce_sum(Ctx& x) {
+  std::vector<int64_t> axes;
+  for (int64_t a : x.n.attrs.ints("axes")) axes.push_back(axis_of(x, a));
+  std::vector<std::string> ins{x.in[0]};
+  if (x.c.opset >= 13 && !axes.empty()) ins.push_back(x.c.int64_const(x.base + "_axes", axes));
+  NodeProto& node = x.node("ReduceSum", ins, {x.out[0]});
+  if (x.c.opset < 13 && !axes.empty()) set_attr(node, "axes", axes);
+  set_attr(node, "keepdims", x.n.attrs.i("keepdims"));
+}
+
 void layernorm(Ctx& x) {
   int64_t axis = axis_of(x, x.n.attrs.i("axis"));
   float eps = static_cast<float>(x.n.attrs.f("epsilon"));
@@ -291,6 +439,17 @@ const std::map<std::string, Writer>& writers() {
       {"sqrt", same<kSqrt>},
       {"identity", same<kIdentity>},
       {"gelu", gelu},
+      {"relu6", relu6},
+      {"clip", clip},
+      {"hardsigmoid", hardsigmoid},
+      {"hardswish", hardswish},
+      {"silu", silu},
+      {"leaky_relu", leaky_relu},
+      {"prelu", same<kPRelu>},
+      {"pow", pow},
+      {"expand", expand},
+      {"gather", gather},
+      {"resize", resize},
       {"transpose", transpose},
       {"reshape", reshape},
       {"flatten", flatten},
@@ -305,6 +464,7 @@ const std::map<std::string, Writer>& writers() {
       {"softmax", softmax},
       {"layernorm", layernorm},
       {"reduce_mean", reduce_mean},
+      {"reduce_sum", reduce_sum},
       {"enlarge", enlarge},
       {"opaque", opaque},
   };

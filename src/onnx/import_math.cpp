@@ -1,6 +1,10 @@
 // Converters for element-wise arithmetic, activations, Gemm and MatMul.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <limits>
+#include <optional>
+
 #include "ir/error.h"
 #include "onnx/import_context.h"
 
@@ -9,12 +13,85 @@ namespace {
 
 using onnx::NodeProto;
 
+// `gate` computed by the operator `op` (with `alpha` when given) from `x` alone.
+bool gate_of(ImportContext& c, TensorRef gate, TensorRef x, const char* op,
+             std::optional<double> alpha = std::nullopt) {
+  const Node& g = c.g.node(gate.node);
+  if (g.op->name != op || g.inputs.size() != 1 || g.inputs[0] != x) return false;
+  if (!alpha) return true;
+  return std::fabs(g.attrs.f("alpha") - *alpha) < 1e-6 && g.attrs.f("beta") == 0.5;
+}
+
+// x * sigmoid(x) is SiLU (Swish), and x * hardsigmoid(x) with PyTorch's slope 1/6 is
+// HardSwish (how PyTorch exports both before opset 14): one operator each, so that rules and
+// oneDNN see the activation as a unit. The gate stays in the graph for other readers and is
+// removed with the dead nodes otherwise.
+std::optional<TensorRef> gated_activation(ImportContext& c, const NodeProto& n, TensorRef a,
+                                          TensorRef b) {
+  for (auto [x, gate] : {std::pair{a, b}, std::pair{b, a}}) {
+    if (gate_of(c, gate, x, "sigmoid")) return c.op(n, "silu", {x});
+    if (gate_of(c, gate, x, "hardsigmoid", 1.0 / 6.0)) return c.op(n, "hardswish", {x});
+  }
+  return std::nullopt;
+}
+
+// The value of a one-element constant, if `r` is one.
+std::optional<float> scalar_of(ImportContext& c, TensorRef r) {
+  const auto* v = c.const_floats(r);
+  if (!v || v->size() != 1) return std::nullopt;
+  return (*v)[0];
+}
+
+bool near(float v, double want) {
+  return std::fabs(static_cast<double>(v) - want) <= 1e-6 * std::fabs(want);
+}
+
+// y when `t` is op(y, k) (or op(k, y) for a commutative op) with the constant k = `value`.
+std::optional<TensorRef> with_constant(ImportContext& c, TensorRef t, const char* op, double value,
+                                       bool commutative) {
+  const Node& n = c.g.node(t.node);
+  if (n.op->name != op || n.inputs.size() != 2) return std::nullopt;
+  for (int i : {0, 1}) {
+    if (i == 1 && !commutative) break;
+    auto k = scalar_of(c, n.inputs[static_cast<size_t>(1 - i)]);
+    if (k && near(*k, value)) return n.inputs[static_cast<size_t>(i)];
+  }
+  return std::nullopt;
+}
+
+// Exact GELU as PyTorch exports it before opset 20: (x * (erf(x / sqrt(2)) + 1)) * 0.5, the
+// last product being this node (a, b). Returns x.
+std::optional<TensorRef> gelu_input(ImportContext& c, TensorRef a, TensorRef b) {
+  const double sqrt2 = std::sqrt(2.0);
+  for (auto [t, k] : {std::pair{a, b}, std::pair{b, a}}) {
+    auto half = scalar_of(c, k);
+    const Node& m = c.g.node(t.node);
+    if (!half || !near(*half, 0.5) || m.op->name != "ewmul") continue;
+    for (size_t j : {0u, 1u}) {
+      TensorRef x = m.inputs[j];
+      auto e = with_constant(c, m.inputs[1 - j], "add", 1.0, true);
+      if (!e) continue;
+      const Node& erf = c.g.node(e->node);
+      if (erf.op->name != "erf") continue;
+      TensorRef d = erf.inputs[0];
+      auto scaled = with_constant(c, d, "div", sqrt2, false);
+      if (!scaled) scaled = with_constant(c, d, "smul", 1.0 / sqrt2, false);
+      if (scaled && *scaled == x) return x;
+    }
+  }
+  return std::nullopt;
+}
+
 // Equal shapes use the generator's operators (ewadd, ewmul), which the rules rewrite; a
 // product with a 0-d scalar is smul; anything else broadcasts.
 template <int Kind>  // 0 Add, 1 Sub, 2 Mul, 3 Div
 std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
   TensorRef a = c.data(n, 0), b = c.data(n, 1);
   static const char* bcast[] = {"add", "sub", "mul", "div"};
+  if (Kind == 2 && c.shape(a) == c.shape(b))
+    if (auto y = gated_activation(c, n, a, b)) return {*y};
+  if (Kind == 2)
+    if (auto x = gelu_input(c, a, b)) return {c.op(n, "gelu", {*x})};
   if (c.shape(a) == c.shape(b)) {
     if (Kind == 0) return {c.op(n, "ewadd", {a, b})};
     if (Kind == 2) return {c.op(n, "ewmul", {a, b})};
@@ -29,7 +106,58 @@ std::vector<TensorRef> unary(ImportContext& c, const NodeProto& n) {
   return {c.op(n, Op, {c.data(n, 0)})};
 }
 constexpr char kRelu[] = "relu", kSigmoid[] = "sigmoid", kTanh[] = "tanh", kErf[] = "erf",
-               kExp[] = "exp", kSqrt[] = "sqrt";
+               kExp[] = "exp", kSqrt[] = "sqrt", kHardSwish[] = "hardswish";
+
+// A constant scalar input (any shape with one element); nullopt when absent, Decline when
+// computed at run time or not a single value.
+std::optional<float> const_scalar(ImportContext& c, const NodeProto& n, int i, const char* what) {
+  if (!c.has_input(n, i)) return std::nullopt;
+  const auto* v = c.const_floats(c.input(n, i));
+  if (!v) throw Decline{fmt::format("{} '{}' is computed at run time", what, n.input(i))};
+  if (v->size() != 1)
+    throw Decline{fmt::format("{} '{}' has {} values, not one", what, n.input(i), v->size())};
+  return (*v)[0];
+}
+
+// Clip (opset 11+: bounds as inputs) with constant bounds: relu6 for [0, 6], relu for
+// [0, inf), else clip.
+std::vector<TensorRef> clip(ImportContext& c, const NodeProto& n) {
+  TensorRef x = c.data(n, 0);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  float lo = const_scalar(c, n, 1, "Clip's min").value_or(-kInf);
+  float hi = const_scalar(c, n, 2, "Clip's max").value_or(kInf);
+  if (lo == 0 && hi == 6) return {c.op(n, "relu6", {x})};
+  if (lo == 0 && hi == kInf) return {c.op(n, "relu", {x})};
+  return {
+      c.op(n, "clip", {x}, {{"min", static_cast<double>(lo)}, {"max", static_cast<double>(hi)}})};
+}
+
+std::vector<TensorRef> hardsigmoid(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  return {c.op(n, "hardsigmoid", {c.data(n, 0)},
+               {{"alpha", static_cast<double>(at.f("alpha", 0.2f))},
+                {"beta", static_cast<double>(at.f("beta", 0.5f))}})};
+}
+
+std::vector<TensorRef> leaky_relu(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  return {c.op(n, "leaky_relu", {c.data(n, 0)},
+               {{"alpha", static_cast<double>(at.f("alpha", 0.01f))}})};
+}
+
+std::vector<TensorRef> prelu(ImportContext& c, const NodeProto& n) {
+  return {c.op(n, "prelu", {c.data(n, 0), c.data(n, 1)})};
+}
+
+// Pow with a constant exponent; x^1 is x itself.
+std::vector<TensorRef> pow(ImportContext& c, const NodeProto& n) {
+  TensorRef x = c.data(n, 0);
+  float e = *const_scalar(c, n, 1, "Pow's exponent");
+  if (c.shape(c.input(n, 1)).size() > c.shape(x).size())
+    throw Decline{"the exponent has a higher rank than the base"};
+  if (e == 1.0f) return {c.op(n, "identity", {x})};
+  return {c.op(n, "pow", {x}, {{"exponent", static_cast<double>(e)}})};
+}
 
 std::vector<TensorRef> gelu(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
@@ -133,6 +261,12 @@ void add_math_converters(std::map<std::string, Converter>& t) {
   t["Exp"] = unary<kExp>;
   t["Sqrt"] = unary<kSqrt>;
   t["Gelu"] = gelu;
+  t["Clip"] = clip;
+  t["HardSigmoid"] = hardsigmoid;
+  t["HardSwish"] = unary<kHardSwish>;
+  t["LeakyRelu"] = leaky_relu;
+  t["PRelu"] = prelu;
+  t["Pow"] = pow;
   t["Gemm"] = gemm;
   t["MatMul"] = matmul;
 }

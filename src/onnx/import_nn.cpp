@@ -1,5 +1,8 @@
-// Converters for convolution, pooling and normalisation operators.
+// Converters for convolution, pooling, normalisation, reductions and indexing (Expand,
+// Gather, Resize with constant parameters).
 #include <fmt/format.h>
+
+#include <cmath>
 
 #include "ir/error.h"
 #include "onnx/import_context.h"
@@ -179,14 +182,96 @@ std::vector<TensorRef> softmax(ImportContext& c, const NodeProto& n) {
   return {c.op(n, "reshape", {y}, {{"shape", std::vector<int64_t>(xs.begin(), xs.end())}})};
 }
 
-std::vector<TensorRef> reduce_mean(ImportContext& c, const NodeProto& n) {
+// ReduceMean / ReduceSum; the axes are an attribute, or a constant input where the opset
+// made them one (ReduceSum from 13, ReduceMean from 18).
+template <bool Mean>
+std::vector<TensorRef> reduce(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
   TensorRef x = c.data(n, 0);
   int64_t rank = static_cast<int64_t>(c.shape(x).size());
+  std::vector<int64_t> given = at.ints("axes", {});
+  if (c.has_input(n, 1)) {
+    auto v = c.const_ints(n, 1);
+    if (!v) throw Decline{fmt::format("axes '{}' are computed at run time", n.input(1))};
+    given = *v;
+  }
+  if (given.empty() && at.i("noop_with_empty_axes", 0)) return {c.op(n, "identity", {x})};
   std::vector<int64_t> axes;
-  for (int64_t a : at.ints("axes", {})) axes.push_back(onnx_axis(n, a, rank));
+  for (int64_t a : given) axes.push_back(onnx_axis(n, a, rank));
   std::sort(axes.begin(), axes.end());
-  return {c.op(n, "reduce_mean", {x}, {{"axes", axes}, {"keepdims", at.i("keepdims", 1)}})};
+  return {c.op(n, Mean ? "reduce_mean" : "reduce_sum", {x},
+               {{"axes", axes}, {"keepdims", at.i("keepdims", 1)}})};
+}
+
+// ---- indexing with constant parameters (integer shape computations are folded before) ----
+
+std::vector<int64_t> const_ints_input(ImportContext& c, const NodeProto& n, int i,
+                                      const char* what) {
+  auto v = c.const_ints(n, i);
+  if (!v) throw Decline{fmt::format("{} '{}' is computed at run time", what, n.input(i))};
+  return *v;
+}
+
+std::vector<TensorRef> expand(ImportContext& c, const NodeProto& n) {
+  TensorRef x = c.data(n, 0);
+  auto shape = const_ints_input(c, n, 1, "Expand's shape");
+  return {c.op(n, "expand", {x}, {{"shape", shape}})};
+}
+
+std::vector<TensorRef> gather(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef x = c.data(n, 0);
+  auto indices = const_ints_input(c, n, 1, "Gather's indices");
+  const Shape& is = c.shape(c.input(n, 1));
+  int64_t axis = onnx_axis(n, at.i("axis", 0), static_cast<int64_t>(c.shape(x).size()));
+  return {c.op(n, "gather", {x},
+               {{"axis", axis},
+                {"indices", indices},
+                {"indices_shape", std::vector<int64_t>(is.begin(), is.end())}})};
+}
+
+// Resize (opset 11+) of NCHW images in the spatial axes, with constant scales or sizes.
+std::vector<TensorRef> resize(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef x = image(c, n, 0);
+  const Shape& xs = c.shape(x);
+  std::string mode = at.s("mode", "nearest");
+  if (mode != "nearest" && mode != "linear") throw Decline{fmt::format("mode '{}'", mode)};
+  std::string coord = at.s("coordinate_transformation_mode", "half_pixel");
+  if (coord == "tf_crop_and_resize" || coord == "tf_half_pixel_for_nn")
+    throw Decline{fmt::format("coordinate_transformation_mode '{}'", coord)};
+  if (at.i("exclude_outside", 0) != 0) throw Decline{"exclude_outside"};
+  if (at.has("axes") || at.s("keep_aspect_ratio_policy", "stretch") != "stretch")
+    throw Decline{"axes or keep_aspect_ratio_policy"};
+  std::vector<int64_t> sizes;
+  double sh = 0, sw = 0;
+  const std::vector<float>* scales = nullptr;
+  if (c.has_input(n, 2) && numel(c.shape(c.input(n, 2))) > 0) {
+    scales = c.const_floats(c.input(n, 2));
+    if (!scales) throw Decline{"scales are computed at run time"};
+  }
+  if (scales) {
+    if (scales->size() != 4 || (*scales)[0] != 1 || (*scales)[1] != 1)
+      throw Decline{"scales other than [1, 1, h, w]"};
+    sh = (*scales)[2];
+    sw = (*scales)[3];
+    sizes = {static_cast<int64_t>(std::floor(static_cast<double>(xs[2]) * sh)),
+             static_cast<int64_t>(std::floor(static_cast<double>(xs[3]) * sw))};
+  } else {
+    auto s = const_ints_input(c, n, 3, "Resize's sizes");
+    if (s.size() != 4 || s[0] != xs[0] || s[1] != xs[1])
+      throw Decline{"sizes that change the batch or channels"};
+    sizes = {s[2], s[3]};
+    sh = static_cast<double>(s[2]) / static_cast<double>(xs[2]);
+    sw = static_cast<double>(s[3]) / static_cast<double>(xs[3]);
+  }
+  return {c.op(n, "resize", {x},
+               {{"mode", mode},
+                {"coordinate_transformation_mode", coord},
+                {"nearest_mode", at.s("nearest_mode", "round_prefer_floor")},
+                {"sizes", sizes},
+                {"scale_h", sh},
+                {"scale_w", sw}})};
 }
 
 }  // namespace
@@ -200,7 +285,11 @@ void add_nn_converters(std::map<std::string, Converter>& t) {
   t["BatchNormalization"] = batchnorm;
   t["LayerNormalization"] = layernorm;
   t["Softmax"] = softmax;
-  t["ReduceMean"] = reduce_mean;
+  t["ReduceMean"] = reduce<true>;
+  t["ReduceSum"] = reduce<false>;
+  t["Expand"] = expand;
+  t["Gather"] = gather;
+  t["Resize"] = resize;
 }
 
 }  // namespace graphsub

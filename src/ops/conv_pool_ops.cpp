@@ -172,7 +172,7 @@ Attrs conv_params_to_attrs(std::span<const AxiomParam> p, std::span<const Tensor
 
 std::optional<std::vector<AxiomParam>> conv_attrs_to_params(const Attrs& a,
                                                             std::span<const TensorType> in) {
-  if (in.size() > 2) return std::nullopt;  // bias
+  if (in.size() > 2 || !act_in_axiom_language(a.s("act"))) return std::nullopt;  // bias
   auto& st = a.ints("stride");
   if (a.ints("dilations") != std::vector<int64_t>{1, 1} || st.size() != 2 || st[0] != st[1])
     return std::nullopt;

@@ -1,5 +1,6 @@
 // Element-wise operators: the generator's ewadd/ewmul (equal shapes) and smul (times a 0-d
-// scalar), ONNX-style broadcasting add/sub/mul/div, and the unary activations.
+// scalar), ONNX-style broadcasting add/sub/mul/div, and the unary activations without
+// parameters (those with parameters are in activation_ops.cpp).
 #include "ops/families.h"
 #include "ops/kernel_util.h"
 
@@ -142,6 +143,24 @@ struct Sqrt {
     return Scalar<T>::sqrt(x);
   }
 };
+struct Relu6 {
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::relu6(x);
+  }
+};
+struct HardSwish {
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::hardswish(x);
+  }
+};
+struct Silu {
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::silu(x);
+  }
+};
 struct Identity {
   template <class T>
   static T apply(T x) {
@@ -156,7 +175,7 @@ void kernel_unary(const KernelIO<T>& io) {
 }
 
 template <class F>
-OpDef unary(const char* name, const char* axiom) {
+OpDef unary(const char* name, const char* axiom, bool standin = true) {
   return {.name = name,
           .axiom_name = axiom,
           .min_inputs = 1,
@@ -164,7 +183,8 @@ OpDef unary(const char* name, const char* axiom) {
           .infer = same_as_first,
           .kernel_f32 = kernel_unary<F, float>,
           .kernel_u32 = kernel_unary<F, uint32_t>,
-          .elementwise = true};
+          .elementwise = true,
+          .standin = standin};
 }
 
 template <class F>
@@ -203,7 +223,10 @@ void register_elementwise_ops(std::vector<OpDef>& defs) {
   defs.push_back(unary<Erf>("erf", ""));
   defs.push_back(unary<Exp>("exp", ""));
   defs.push_back(unary<Sqrt>("sqrt", ""));
-  defs.push_back(unary<Identity>("identity", ""));
+  defs.push_back(unary<Identity>("identity", "", false));
+  defs.push_back(unary<Relu6>("relu6", "relu6"));
+  defs.push_back(unary<HardSwish>("hardswish", "hardswish"));
+  defs.push_back(unary<Silu>("silu", "silu"));
 }
 
 }  // namespace graphsub

@@ -8,7 +8,9 @@
 namespace graphsub {
 
 void register_source_ops(std::vector<OpDef>& defs);       // input, weight, constants
-void register_elementwise_ops(std::vector<OpDef>& defs);  // ewadd, add, relu, gelu, ...
+void register_elementwise_ops(std::vector<OpDef>& defs);  // ewadd, add, relu, relu6, silu, ...
+void register_activation_ops(std::vector<OpDef>& defs);   // clip, hardsigmoid, prelu, ...
+void register_index_ops(std::vector<OpDef>& defs);        // expand, gather, resize
 void register_linear_ops(std::vector<OpDef>& defs);       // matmul, transpose
 void register_conv_pool_ops(std::vector<OpDef>& defs);    // conv, enlarge, pools
 void register_shape_ops(std::vector<OpDef>& defs);        // concat, split

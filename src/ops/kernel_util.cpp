@@ -7,6 +7,10 @@ Act parse_act(const std::string& s) {
   if (s == "relu") return Act::Relu;
   if (s == "sigmoid") return Act::Sigmoid;
   if (s == "tanh") return Act::Tanh;
+  if (s == "relu6") return Act::Relu6;
+  if (s == "hardswish") return Act::HardSwish;
+  if (s == "silu") return Act::Silu;
+  if (s == "gelu") return Act::Gelu;
   throw Error(fmt::format("unknown activation '{}'", s));
 }
 
@@ -116,10 +120,23 @@ AttrSpec ints_attr(const char* name, std::vector<int64_t> def) {
   s.default_value.emplace(std::in_place_index<3>, std::move(def));
   return s;
 }
+const std::vector<std::string>& fused_activations() {
+  static const std::vector<std::string> acts{"relu",      "sigmoid", "tanh", "relu6",
+                                             "hardswish", "silu",    "gelu"};
+  return acts;
+}
+
+// hardswish, silu and gelu fuse (oneDNN post-ops) but stay out of the act domain of the axioms:
+// each value there multiplies the generator's conv and matmul variants.
+bool act_in_axiom_language(const std::string& act) {
+  return act != "hardswish" && act != "silu" && act != "gelu";
+}
+
 AttrSpec act_attr() {
   AttrSpec s = required_attr("act", AttrKind::String);
   s.default_value.emplace(std::in_place_index<2>, "none");
-  s.choices = {"none", "relu", "sigmoid", "tanh"};
+  s.choices = {"none"};
+  s.choices.insert(s.choices.end(), fused_activations().begin(), fused_activations().end());
   return s;
 }
 

@@ -17,6 +17,27 @@ int64_t norm_axis(const char* op, int64_t axis, int64_t rank);
 // Row-major strides of a shape.
 std::vector<int64_t> strides_of(const Shape& s);
 
+// Calls f(i, j) for every element i of a row-major tensor of shape `out` with the index j of
+// the element of `operand` (a shape that broadcasts to `out`) it reads.
+template <class F>
+void for_each_broadcast(const Shape& out, const Shape& operand, F f) {
+  size_t r = out.size();
+  std::vector<int64_t> st(r, 0), own = strides_of(operand);
+  for (size_t i = 0; i < operand.size(); ++i)
+    if (operand[i] != 1) st[r - operand.size() + i] = own[i];
+  std::vector<int64_t> idx(r, 0);
+  int64_t n = numel(out), j = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    f(i, j);
+    for (int64_t d = static_cast<int64_t>(r) - 1; d >= 0; --d) {  // odometer increment
+      j += st[d];
+      if (++idx[d] < out[d]) break;
+      j -= st[d] * out[d];
+      idx[d] = 0;
+    }
+  }
+}
+
 // Numpy-style broadcast of two shapes; throws when incompatible.
 Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
 
@@ -68,6 +89,9 @@ AttrSpec required_attr(const char* name, AttrKind kind);
 AttrSpec int_attr(const char* name, int64_t def);
 AttrSpec float_attr(const char* name, double def);
 AttrSpec ints_attr(const char* name, std::vector<int64_t> def = {});
-AttrSpec act_attr();  // "act": none (default), relu, sigmoid, tanh
+AttrSpec act_attr();  // "act": none (default) or one of fused_activations()
+// Whether an `act` value belongs to the act domain of specs/operators.axioms (a conv or
+// matmul with another fused activation lies outside the axiom language).
+bool act_in_axiom_language(const std::string& act);
 
 }  // namespace graphsub

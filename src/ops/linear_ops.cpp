@@ -89,7 +89,8 @@ Attrs matmul_params_to_attrs(std::span<const AxiomParam> p, std::span<const Tens
 
 std::optional<std::vector<AxiomParam>> matmul_attrs_to_params(const Attrs& a,
                                                               std::span<const TensorType> in) {
-  if (in.size() > 2) return std::nullopt;  // a bias is outside the axiom language
+  // A bias is outside the axiom language, and so are some fused activations.
+  if (in.size() > 2 || !act_in_axiom_language(a.s("act"))) return std::nullopt;
   return std::vector<AxiomParam>{a.s("act")};
 }
 

@@ -1,6 +1,6 @@
 // Normalisations and reductions: batchnorm (inference form), softmax, layernorm (over the
-// trailing axes from `axis`), reduce_mean. Written over T like every kernel: for uint32 the
-// exp/sqrt stand-ins and modular division make them exact, deterministic fingerprints.
+// trailing axes from `axis`), reduce_mean and reduce_sum. Written over T like every kernel: for
+// uint32 the exp/sqrt stand-ins and modular division make them exact, deterministic fingerprints.
 #include "ops/families.h"
 #include "ops/kernel_util.h"
 #include "ops/split_trees.h"
@@ -121,20 +121,19 @@ void kernel_layernorm(const KernelIO<T>& io) {
   }
 }
 
-// ---- reduce_mean over `axes` (empty: all axes) ----
+// ---- reduce_mean / reduce_sum over `axes` (empty: all axes) ----
 std::vector<bool> reduced_axes(const Attrs& a, const TensorType& x) {
   std::vector<bool> red(x.shape.size(), a.ints("axes").empty());
   for (int64_t ax : a.ints("axes")) {
-    size_t d = static_cast<size_t>(norm_axis("reduce_mean", ax, x.rank()));
+    size_t d = static_cast<size_t>(norm_axis("reduce", ax, x.rank()));
     if (red[d])
-      throw Error(
-          fmt::format("reduce_mean: axis {} given twice in {}", d, shape_str(a.ints("axes"))));
+      throw Error(fmt::format("reduce: axis {} given twice in {}", d, shape_str(a.ints("axes"))));
     red[d] = true;
   }
   return red;
 }
 
-std::vector<TensorType> infer_reduce_mean(const Attrs& a, std::span<const TensorType> in) {
+std::vector<TensorType> infer_reduce(const Attrs& a, std::span<const TensorType> in) {
   const TensorType& x = in[0];
   auto red = reduced_axes(a, x);
   bool keep = a.i("keepdims") != 0;
@@ -151,8 +150,8 @@ std::vector<TensorType> infer_reduce_mean(const Attrs& a, std::span<const Tensor
   return {out};
 }
 
-template <class T>
-void kernel_reduce_mean(const KernelIO<T>& io) {
+template <bool Mean, class T>
+void kernel_reduce(const KernelIO<T>& io) {
   const Shape& xs = io.in_types[0].shape;
   auto red = reduced_axes(io.attrs, io.in_types[0]);
   size_t r = xs.size();
@@ -176,6 +175,7 @@ void kernel_reduce_mean(const KernelIO<T>& io) {
       idx[d] = 0;
     }
   }
+  if (!Mean) return;
   T inv = Scalar<T>::inverse(n / n_out);
   for (int64_t i = 0; i < n_out; ++i) io.out[0][i] *= inv;
 }
@@ -223,17 +223,18 @@ void register_norm_ops(std::vector<OpDef>& defs) {
        .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
          return cost_per_input(8, in, out);
        }});
-  defs.push_back(
-      {.name = "reduce_mean",
-       .min_inputs = 1,
-       .max_inputs = 1,
-       .attrs = {ints_attr("axes"), int_attr("keepdims", 1)},
-       .infer = infer_reduce_mean,
-       .kernel_f32 = kernel_reduce_mean<float>,
-       .kernel_u32 = kernel_reduce_mean<uint32_t>,
-       .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-         return cost_per_input(1, in, out);
-       }});
+  for (bool mean : {true, false})
+    defs.push_back(
+        {.name = mean ? "reduce_mean" : "reduce_sum",
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {ints_attr("axes"), int_attr("keepdims", 1)},
+         .infer = infer_reduce,
+         .kernel_f32 = mean ? kernel_reduce<true, float> : kernel_reduce<false, float>,
+         .kernel_u32 = mean ? kernel_reduce<true, uint32_t> : kernel_reduce<false, uint32_t>,
+         .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
+           return cost_per_input(1, in, out);
+         }});
 }
 
 }  // namespace graphsub

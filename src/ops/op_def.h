@@ -65,6 +65,9 @@ struct OpDef {
   Kernel<uint32_t> kernel_u32 = nullptr;
   CostFn cost = nullptr;  // null: cost of streaming inputs and outputs once
   bool elementwise = false;
+  // The uint32 kernel uses a non-linear polynomial stand-in (src/ops/scalar.h): its exact
+  // values say nothing about the real function, so numeric checks compare floats only.
+  bool standin = false;
 
   // Binding to the axiom/rule language (generator operators only). A term applies an operator
   // to its parameter arguments first, then its tensor arguments: (conv ?s ?p ?c ?x ?w).
@@ -95,6 +98,10 @@ Attrs normalize_attrs(const OpDef& op, Attrs attrs);
 void check_arity(const OpDef& op, size_t num_inputs);
 OpCost op_cost(const OpDef& op, const Attrs& a, std::span<const TensorType> in,
                std::span<const TensorType> out);
+
+// The activations conv and matmul can fuse (values of their `act` attribute other than
+// "none"); each is also the IR name of the stand-alone operator, and all are oneDNN post-ops.
+const std::vector<std::string>& fused_activations();
 
 // The registry of all operators, built once.
 const OpDef* find_op(std::string_view name);

@@ -21,6 +21,8 @@ struct Registry {
     std::vector<OpDef> defs;
     register_source_ops(defs);
     register_elementwise_ops(defs);
+    register_activation_ops(defs);
+    register_index_ops(defs);
     register_linear_ops(defs);
     register_conv_pool_ops(defs);
     register_shape_ops(defs);

@@ -27,6 +27,10 @@ struct Scalar<float> {
   static float erf(float x) { return std::erf(x); }
   static float sqrt(float x) { return std::sqrt(x); }
   static float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+  static float relu6(float x) { return std::min(std::max(x, 0.0f), 6.0f); }
+  // ONNX HardSwish: x * max(0, min(1, x/6 + 1/2)).
+  static float hardswish(float x) { return x * std::min(std::max(x / 6.0f + 0.5f, 0.0f), 1.0f); }
+  static float silu(float x) { return x * sigmoid(x); }
   static float max(float a, float b) { return std::max(a, b); }
   static float lowest() { return -INFINITY; }
 };
@@ -54,12 +58,17 @@ struct Scalar<uint32_t> {
   static U erf(U x) { return x * (x * 29u + 31u) + 37u; }
   static U sqrt(U x) { return x * (x * 41u + 43u) + 47u; }
   static U gelu(U x) { return x * (x * 53u + 59u) + 61u; }
+  static U relu6(U x) { return x * (x * 67u + 71u) + 73u; }
+  // hardswish and silu are x times a gate, as in the reals, so that silu(x) and
+  // ewmul(x, sigmoid(x)) share their fingerprint; hardswish's gate is its own stand-in.
+  static U hardswish(U x) { return x * (x * (x * 79u + 83u) + 89u); }
+  static U silu(U x) { return x * sigmoid(x); }
   static U max(U a, U b) { return std::max(a, b); }
   static U lowest() { return 0; }
 };
 
-// Fused activation shared by conv and matmul ("none", "relu", "sigmoid", "tanh").
-enum class Act : uint8_t { None, Relu, Sigmoid, Tanh };
+// Fused activation shared by conv and matmul ("none" or one of fused_activations()).
+enum class Act : uint8_t { None, Relu, Sigmoid, Tanh, Relu6, HardSwish, Silu, Gelu };
 Act parse_act(const std::string& s);
 
 template <class T>
@@ -73,6 +82,14 @@ inline T apply_act(Act a, T x) {
       return Scalar<T>::sigmoid(x);
     case Act::Tanh:
       return Scalar<T>::tanh(x);
+    case Act::Relu6:
+      return Scalar<T>::relu6(x);
+    case Act::HardSwish:
+      return Scalar<T>::hardswish(x);
+    case Act::Silu:
+      return Scalar<T>::silu(x);
+    case Act::Gelu:
+      return Scalar<T>::gelu(x);
   }
   return x;
 }

@@ -1,6 +1,7 @@
 // fuse-activation-{conv,matmul}: act(op(x, w)) -> op(x, w, act) when op has no activation yet
 // and nothing else reads its output.
 #include "ir/error.h"
+#include "ops/op_def.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
@@ -15,7 +16,7 @@ class FuseActivation : public BuiltinTransform {
 
   void apply(const GraphIndex& ix, const EmitFn& emit) const override {
     const Graph& g = ix.graph();
-    for (const char* act : {"relu", "sigmoid", "tanh"}) {
+    for (const std::string& act : fused_activations()) {
       for (NodeId a : ix.nodes_of(act)) {
         TensorRef t = g.node(a).inputs[0];
         const Node& p = g.node(t.node);
@@ -23,7 +24,7 @@ class FuseActivation : public BuiltinTransform {
         try {
           Rewrite rw(g);
           Attrs attrs = p.attrs;
-          attrs.set("act", std::string(act));
+          attrs.set("act", act);
           TensorRef fused{rw.graph().add(*p.op, p.inputs, attrs, p.name), 0};
           auto out = std::move(rw).finish({{TensorRef{a, 0}, fused}});
           if (out) emit({std::move(*out), node_label(g, t.node) + " + " + act});

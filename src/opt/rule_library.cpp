@@ -17,7 +17,7 @@ namespace graphsub::opt {
 std::vector<std::string> default_rule_files() {
   namespace fs = std::filesystem;
   std::vector<std::string> files;
-  for (const char* rel : {"rules/default.rules", "rules/merges.rules"}) {
+  for (const char* rel : {"rules/default.rules", "rules/merges.rules", "rules/activations.rules"}) {
     if (fs::exists(rel)) {
       files.push_back(rel);
       continue;

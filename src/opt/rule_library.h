@@ -36,7 +36,8 @@ class RuleLibrary {
   size_t skipped_ = 0;
 };
 
-// rules/default.rules (generated) and rules/merges.rules, each from the working directory,
+// rules/default.rules (generated), rules/merges.rules and rules/activations.rules (generated
+// over the activations of modern networks), each from the working directory,
 // else from the source tree, when it exists.
 std::vector<std::string> default_rule_files();
 

@@ -2,12 +2,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "ops/op_def.h"
 #include "opt/builtin_transform.h"
 
 namespace graphsub::opt {
 
 bool is_fusable_activation(const std::string& op) {
-  return op == "relu" || op == "sigmoid" || op == "tanh";
+  const auto& acts = fused_activations();
+  return std::find(acts.begin(), acts.end(), op) != acts.end();
 }
 
 ConvShape conv_shape(const Graph& g, NodeId conv) {

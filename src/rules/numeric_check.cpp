@@ -12,8 +12,8 @@ namespace {
 
 bool term_uses_standin(const Term& t, const ParamAssignment& params) {
   if (t.kind != Term::Kind::App) return false;
-  if (t.name == "relu" || t.name == "sigmoid" || t.name == "tanh") return true;
   if (const AxiomOp* op = find_axiom_op(t.name)) {
+    if (op->op->standin) return true;
     for (size_t i = 0; i < op->num_params(); ++i) {
       if ((*op->params)[i] != "act") continue;
       const Term& p = *t.args[i];
