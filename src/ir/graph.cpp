@@ -271,6 +271,26 @@ void Graph::compact() {
   for (auto& o : outputs_) o.ref.node = remap[o.ref.node];
 }
 
+GraphPatch Graph::diff_from(const Graph& base) const {
+  GraphPatch p;
+  p.num_slots = nodes_.size();
+  for (NodeId i = 0; i < nodes_.size(); ++i)
+    if (i >= base.nodes_.size() || nodes_[i] != base.nodes_[i]) p.nodes.emplace_back(i, nodes_[i]);
+  p.outputs = outputs_;
+  return p;
+}
+
+Graph Graph::patched(const GraphPatch& patch) const {
+  Graph g;
+  g.nodes_.reserve(patch.num_slots);
+  g.nodes_.assign(nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(
+                                                       std::min(nodes_.size(), patch.num_slots)));
+  g.nodes_.resize(patch.num_slots);
+  for (auto& [id, node] : patch.nodes) g.nodes_[id] = node;
+  g.outputs_ = patch.outputs;
+  return g;
+}
+
 std::string Graph::describe(NodeId id) const {
   if (!alive(id)) return fmt::format("node {} (removed)", id);
   const Node& n = *nodes_[id];
