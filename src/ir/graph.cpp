@@ -157,6 +157,18 @@ void Graph::replace_uses(TensorRef from, TensorRef to) {
     if (o.ref == from) o.ref = to;
 }
 
+void Graph::replace_uses(TensorRef from, TensorRef to, const std::vector<NodeId>& readers) {
+  for (NodeId i : readers) {
+    if (!alive(i)) continue;
+    const auto& ins = nodes_[i]->inputs;
+    if (std::find(ins.begin(), ins.end(), from) == ins.end()) continue;
+    for (auto& r : edit(i).inputs)
+      if (r == from) r = to;
+  }
+  for (auto& o : outputs_)
+    if (o.ref == from) o.ref = to;
+}
+
 void Graph::set_inputs(NodeId id, std::vector<TensorRef> inputs) {
   edit(id).inputs = std::move(inputs);
 }

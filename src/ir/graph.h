@@ -84,6 +84,9 @@ class Graph {
   // Edits.
   void remove(NodeId id);                           // leaves a hole; ids stay stable
   void replace_uses(TensorRef from, TensorRef to);  // node inputs and graph outputs
+  // The same when only the nodes in `readers` (alive or not, any order) can read `from`: the
+  // others are not looked at, so the edit costs the readers, not the graph's size.
+  void replace_uses(TensorRef from, TensorRef to, const std::vector<NodeId>& readers);
   void set_inputs(NodeId id, std::vector<TensorRef> inputs);
   void set_weight_data(NodeId id, WeightData data);
   void set_output_type(TensorRef r, TensorType t);

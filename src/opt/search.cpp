@@ -156,6 +156,9 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
     for (NodeId id = 0; id < g.num_slots(); ++id)
       if (g.alive(id)) total += costs[id];
     GraphIndex ix(g);
+    std::vector<uint32_t> position(g.num_slots(), 0);  // topological, for rewrite_acyclic
+    topological_order(g, topo);
+    for (size_t i = 0; i < topo.size(); ++i) position[topo[i]] = static_cast<uint32_t>(i);
 
     // The search's verdict on a candidate's cost; rule transforms ask it before building the
     // candidate's graph, the others after. Called once per candidate.
@@ -185,7 +188,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
         if (!cand.admitted && !admit(c)) return;
         // Admitted on its price: the exact cost decides (the same up to rounding).
         if (cand.admitted && !(c < opts.alpha * res.best_cost)) return;
-        if (!topological_order(cand.graph, topo)) return;  // the rewrite closed a cycle
+        if (!rewrite_acyclic(ix, position, cand.graph, topo)) return;  // it closed a cycle
         auto h = std::make_shared<const History>(History{
             Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
         if (c < res.best_cost * (1 - kTieTolerance)) {
