@@ -120,6 +120,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
     GraphPatch whole = input.diff_from(*base);  // empty but for the outputs
     queue.emplace(Key{res.initial_cost, order++}, Entry{base, std::move(whole), nullptr});
   }
+  size_t queued_nodes = 0;  // node slots in the queued patches
   std::vector<NodeId> topo;
   std::vector<uint8_t> child_constant;  // candidate_cost's scratch
   res.stopped_by = "exhausted";
@@ -135,6 +136,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
     auto top = queue.begin();
     Entry cur = std::move(top->second);
     queue.erase(top);
+    queued_nodes -= cur.patch.nodes.size();
 
     // Deduplicate by the canonical hash; renumber first when holes dominate.
     Graph g = cur.base->patched(cur.patch);
@@ -197,8 +199,12 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
           best_history = h;
         }
         ++res.kept;
-        queue.emplace(Key{c, order++}, Entry{base, cand.graph.diff_from(*base), std::move(h)});
+        auto added =
+            queue.emplace(Key{c, order++}, Entry{base, cand.graph.diff_from(*base), std::move(h)});
+        queued_nodes += added.first->second.patch.nodes.size();
+        res.peak_queued_nodes = std::max(res.peak_queued_nodes, queued_nodes);
         if (queue.size() > opts.max_queue) {
+          queued_nodes -= std::prev(queue.end())->second.patch.nodes.size();
           queue.erase(std::prev(queue.end()));
           ++res.dropped;
         }
