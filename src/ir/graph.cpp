@@ -145,26 +145,22 @@ void Graph::remove(NodeId id) {
   nodes_.at(id) = nullptr;
 }
 
+void Graph::replace_in(NodeId id, TensorRef from, TensorRef to) {
+  if (!alive(id)) return;
+  const auto& ins = nodes_[id]->inputs;
+  if (std::find(ins.begin(), ins.end(), from) == ins.end()) return;  // shared nodes stay shared
+  for (auto& r : edit(id).inputs)
+    if (r == from) r = to;
+}
+
 void Graph::replace_uses(TensorRef from, TensorRef to) {
-  for (NodeId i = 0; i < nodes_.size(); ++i) {
-    if (!nodes_[i]) continue;
-    const auto& ins = nodes_[i]->inputs;
-    if (std::find(ins.begin(), ins.end(), from) == ins.end()) continue;
-    for (auto& r : edit(i).inputs)
-      if (r == from) r = to;
-  }
+  for (NodeId i = 0; i < nodes_.size(); ++i) replace_in(i, from, to);
   for (auto& o : outputs_)
     if (o.ref == from) o.ref = to;
 }
 
 void Graph::replace_uses(TensorRef from, TensorRef to, const std::vector<NodeId>& readers) {
-  for (NodeId i : readers) {
-    if (!alive(i)) continue;
-    const auto& ins = nodes_[i]->inputs;
-    if (std::find(ins.begin(), ins.end(), from) == ins.end()) continue;
-    for (auto& r : edit(i).inputs)
-      if (r == from) r = to;
-  }
+  for (NodeId i : readers) replace_in(i, from, to);
   for (auto& o : outputs_)
     if (o.ref == from) o.ref = to;
 }

@@ -110,6 +110,7 @@ class Graph {
  private:
   NodeId push(Node n);
   Node& edit(NodeId id);  // clones the node if shared with another graph
+  void replace_in(NodeId id, TensorRef from, TensorRef to);  // one node's inputs
   std::vector<std::shared_ptr<const Node>> nodes_;
   std::vector<GraphOutput> outputs_;
 };
