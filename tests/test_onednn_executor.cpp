@@ -1052,3 +1052,30 @@ TEST(OnednnExecutor, ReportsTheInstructionSet) {
 
 }  // namespace
 }  // namespace graphsub
+
+namespace graphsub {
+namespace {
+
+// --threads 100000 crashed inside the OpenMP runtime and 4096 took minutes on a 2-node graph:
+// the executor refuses counts past its limit with an error naming the limit, before OpenMP
+// is asked for them.
+TEST(OnednnExecutorThreads, RefusesCountsPastTheLimit) {
+  GraphBuilder b;
+  b.output("y", b.relu(b.input("x", {2, 3})));
+  Graph g = b.finish();
+  for (int t : {max_executor_threads() + 1, 100000}) {
+    try {
+      OnednnExecutor ex(g, {.threads = t});
+      ADD_FAILURE() << t << " threads accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(max_executor_threads())),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  OnednnExecutor ok(g, {.threads = max_executor_threads()});  // the limit itself is allowed
+  EXPECT_EQ(ok.run(random_feeds(g, 1)).size(), 1u);
+}
+
+}  // namespace
+}  // namespace graphsub

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <set>
+#include <thread>
 
 #include "exec_onednn/lower_ops.h"
 #include "exec_onednn/lowering.h"
@@ -181,9 +183,16 @@ std::vector<HostTensor<float>> OnednnExecutor::Impl::collect() const {
   return result;
 }
 
+int max_executor_threads() {
+  return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 OnednnExecutor::OnednnExecutor(const Graph& g, OnednnOptions opts)
     : impl_(std::make_unique<Impl>()) {
   if (opts.threads < 0) throw Error(fmt::format("threads must be >= 0, got {}", opts.threads));
+  if (opts.threads > max_executor_threads())
+    throw Error(fmt::format("threads: {} is more than the limit of {} (4 per hardware thread)",
+                            opts.threads, max_executor_threads()));
   impl_->opts = opts;
   ThreadScope threads(opts.threads);
   impl_->compile(g);

@@ -29,6 +29,11 @@ struct OnednnOptions {
   int threads = 0;
 };
 
+// The most OpenMP threads an executor accepts: 4 per hardware thread (at least 4). More only
+// wait for cores (4,096 threads take minutes on a 2-node graph), and the OpenMP runtime
+// crashes when asked for tens of thousands.
+int max_executor_threads();
+
 // How one node is executed: "convolution [src blocked 16c]", "reference kernel",
 // "view", "folded: ..." for nodes computed at compile time.
 struct NodePlan {

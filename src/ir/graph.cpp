@@ -145,14 +145,22 @@ void Graph::remove(NodeId id) {
   nodes_.at(id) = nullptr;
 }
 
+void Graph::replace_in(NodeId id, TensorRef from, TensorRef to) {
+  if (!alive(id)) return;
+  const auto& ins = nodes_[id]->inputs;
+  if (std::find(ins.begin(), ins.end(), from) == ins.end()) return;  // shared nodes stay shared
+  for (auto& r : edit(id).inputs)
+    if (r == from) r = to;
+}
+
 void Graph::replace_uses(TensorRef from, TensorRef to) {
-  for (NodeId i = 0; i < nodes_.size(); ++i) {
-    if (!nodes_[i]) continue;
-    const auto& ins = nodes_[i]->inputs;
-    if (std::find(ins.begin(), ins.end(), from) == ins.end()) continue;
-    for (auto& r : edit(i).inputs)
-      if (r == from) r = to;
-  }
+  for (NodeId i = 0; i < nodes_.size(); ++i) replace_in(i, from, to);
+  for (auto& o : outputs_)
+    if (o.ref == from) o.ref = to;
+}
+
+void Graph::replace_uses(TensorRef from, TensorRef to, const std::vector<NodeId>& readers) {
+  for (NodeId i : readers) replace_in(i, from, to);
   for (auto& o : outputs_)
     if (o.ref == from) o.ref = to;
 }
@@ -269,6 +277,26 @@ void Graph::compact() {
     for (auto& r : edit(i).inputs) r.node = remap[r.node];
   }
   for (auto& o : outputs_) o.ref.node = remap[o.ref.node];
+}
+
+GraphPatch Graph::diff_from(const Graph& base) const {
+  GraphPatch p;
+  p.num_slots = nodes_.size();
+  for (NodeId i = 0; i < nodes_.size(); ++i)
+    if (i >= base.nodes_.size() || nodes_[i] != base.nodes_[i]) p.nodes.emplace_back(i, nodes_[i]);
+  p.outputs = outputs_;
+  return p;
+}
+
+Graph Graph::patched(const GraphPatch& patch) const {
+  Graph g;
+  g.nodes_.reserve(patch.num_slots);
+  g.nodes_.assign(nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(
+                                                       std::min(nodes_.size(), patch.num_slots)));
+  g.nodes_.resize(patch.num_slots);
+  for (auto& [id, node] : patch.nodes) g.nodes_[id] = node;
+  g.outputs_ = patch.outputs;
+  return g;
 }
 
 std::string Graph::describe(NodeId id) const {

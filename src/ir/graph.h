@@ -42,6 +42,16 @@ struct GraphOutput {
   TensorRef ref;
 };
 
+// How a graph differs from another it was derived from by edits (a base): the node slots
+// whose node object is not the base's very one (nullptr: removed), the table size, and the
+// outputs. A search keeps thousands of graphs that differ from a shared base in a few nodes;
+// as patches they take memory in proportion to what changed, not to the graph's size.
+struct GraphPatch {
+  size_t num_slots = 0;
+  std::vector<std::pair<NodeId, std::shared_ptr<const Node>>> nodes;  // ascending ids
+  std::vector<GraphOutput> outputs;
+};
+
 class Graph {
  public:
   // Adds an operator after checking attributes and arity and inferring output types.
@@ -72,8 +82,11 @@ class Graph {
   std::vector<NodeId> weights() const;  // weight nodes, in insertion order
 
   // Edits.
-  void remove(NodeId id);                        // leaves a hole; ids stay stable
+  void remove(NodeId id);                           // leaves a hole; ids stay stable
   void replace_uses(TensorRef from, TensorRef to);  // node inputs and graph outputs
+  // The same when only the nodes in `readers` (alive or not, any order) can read `from`: the
+  // others are not looked at, so the edit costs the readers, not the graph's size.
+  void replace_uses(TensorRef from, TensorRef to, const std::vector<NodeId>& readers);
   void set_inputs(NodeId id, std::vector<TensorRef> inputs);
   void set_weight_data(NodeId id, WeightData data);
   void set_output_type(TensorRef r, TensorType t);
@@ -87,11 +100,17 @@ class Graph {
   // consumers[id] = nodes that read some output of id (each listed once, ascending).
   std::vector<std::vector<NodeId>> consumers() const;
 
+  // The patch that turns `base` into this graph (base.patched(diff_from(base)) equals it,
+  // sharing every node object). Linear in the table size; the patch holds only what differs.
+  GraphPatch diff_from(const Graph& base) const;
+  Graph patched(const GraphPatch& patch) const;
+
   std::string describe(NodeId id) const;  // "node 7 'conv_1' (conv, inputs f32[1,3,8,8] ...)"
 
  private:
   NodeId push(Node n);
   Node& edit(NodeId id);  // clones the node if shared with another graph
+  void replace_in(NodeId id, TensorRef from, TensorRef to);  // one node's inputs
   std::vector<std::shared_ptr<const Node>> nodes_;
   std::vector<GraphOutput> outputs_;
 };

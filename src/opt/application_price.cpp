@@ -177,29 +177,34 @@ std::optional<double> price(const GraphIndex& ix, NodeId first,
   buf.region.clear();
 
   // Constant flags as the search derives them for new nodes: from their (remapped) inputs.
-  buf.constant.resize(end);
-  std::copy(pricing.constant.begin(), pricing.constant.end(), buf.constant.begin());
+  // Only the new nodes' flags are stored (the parent's are read in place: copying them would
+  // make every application cost the graph's size).
+  buf.constant.assign(end - first, 0);
+  auto is_constant = [&](NodeId id) -> uint8_t {
+    if (id < n) return pricing.constant[id];
+    return id >= first ? buf.constant[id - first] : 0;  // ids between: holes, never read
+  };
   for (NodeId id = first; id < end; ++id) {
     const AddedNode& nn = v.added(id);
     if (!nn.alive) continue;
     if (NodeId a = buf.alias[id - first]; a != kNone) {
-      buf.constant[id] = pricing.constant[a];
+      buf.constant[id - first] = pricing.constant[a];
       continue;
     }
     if (nn.op->cls == OpClass::Source) {
-      buf.constant[id] = nn.input ? 0 : 1;
+      buf.constant[id - first] = nn.input ? 0 : 1;
       continue;
     }
     bool all = nn.op->cls != OpClass::Opaque && !nn.inputs.empty();
-    for (auto r : nn.inputs) all = all && buf.constant[v.remap(r).node];
-    buf.constant[id] = all ? 1 : 0;
+    for (auto r : nn.inputs) all = all && is_constant(v.remap(r).node);
+    buf.constant[id - first] = all ? 1 : 0;
     if (!buf.live[id] || all) continue;  // dead, or computed ahead of run time: free
     // As CostModel::node_cost(graph, id, constant) prices the node once it is in the graph.
     buf.in_types.clear();
     buf.in_constant.clear();
     for (auto r : nn.inputs) {
       buf.in_types.push_back(&v.type(r));
-      buf.in_constant.push_back(buf.constant[r.node]);
+      buf.in_constant.push_back(is_constant(r.node));
     }
     cost += pricing.model.node_cost(*nn.op, *nn.attrs, buf.in_types, buf.in_constant, *nn.outputs);
   }

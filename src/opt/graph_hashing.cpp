@@ -1,8 +1,10 @@
 #include "opt/graph_hashing.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "ir/hash.h"
+#include "opt/graph_index.h"
 
 namespace graphsub::opt {
 
@@ -34,6 +36,62 @@ bool topological_order(const Graph& g, std::vector<NodeId>& order) {
       if (--pending[edges[e]] == 0) order.push_back(edges[e]);
   }
   return order.size() == g.num_nodes();
+}
+
+bool rewrite_acyclic(const GraphIndex& ix, const std::vector<uint32_t>& position,
+                     const Graph& child, std::vector<NodeId>& order) {
+  const Graph& p = ix.graph();
+  const size_t n = p.num_slots();
+  std::vector<NodeId>& changed = order;  // scratch until the fallback
+  changed.clear();
+  for (NodeId id = 0; id < child.num_slots(); ++id) {
+    bool alive = child.alive(id), was = id < n && p.alive(id);
+    if (!alive && was) {  // removed: nothing unchanged may read it any more
+      for (NodeId u : ix.consumers(id))
+        if (child.alive(u) && &child.node(u) == &p.node(u)) return false;
+    } else if (alive && (!was || &child.node(id) != &p.node(id))) {
+      changed.push_back(id);
+    }
+  }
+  if (changed.size() > 256) return topological_order(child, order);  // Kahn below is quadratic
+  auto in_changed = [&](NodeId id) {
+    return std::binary_search(changed.begin(), changed.end(), id);
+  };
+  // Unchanged nodes keep their parent edges, which go forward in `position`. A cycle must
+  // pass through a changed node, leave the changed nodes to an unchanged reader and come
+  // back from an unchanged input: impossible when every input comes before every reader.
+  int64_t last_input = -1, first_reader = INT64_MAX;
+  std::vector<uint32_t> pending(changed.size(), 0);
+  for (size_t k = 0; k < changed.size(); ++k) {
+    NodeId c = changed[k];
+    for (auto r : child.node(c).inputs) {
+      if (!child.alive(r.node)) return false;
+      if (in_changed(r.node))
+        ++pending[k];
+      else
+        last_input = std::max<int64_t>(last_input, position[r.node]);
+    }
+    if (c < n && p.alive(c))
+      for (NodeId u : ix.consumers(c))
+        if (child.alive(u) && !in_changed(u))
+          first_reader = std::min<int64_t>(first_reader, position[u]);
+  }
+  // The changed nodes among themselves (Kahn's algorithm on the few of them).
+  std::vector<size_t> ready;
+  for (size_t k = 0; k < changed.size(); ++k)
+    if (pending[k] == 0) ready.push_back(k);
+  size_t done = 0;
+  while (!ready.empty()) {
+    size_t k = ready.back();
+    ready.pop_back();
+    ++done;
+    for (size_t j = 0; j < changed.size(); ++j)
+      for (auto r : child.node(changed[j]).inputs)
+        if (r.node == changed[k] && --pending[j] == 0) ready.push_back(j);
+  }
+  if (done != changed.size()) return false;
+  if (last_input < first_reader) return true;
+  return topological_order(child, order);
 }
 
 std::vector<uint64_t> child_node_hashes(const Graph& parent,

@@ -17,6 +17,15 @@ namespace graphsub::opt {
 // Alive nodes in an order where every node follows the nodes it reads; false on a cycle.
 bool topological_order(const Graph& g, std::vector<NodeId>& order);
 
+// Whether `child`, made from the graph `ix` indexes by a rewrite, is acyclic and references
+// no missing node: topological_order(child, ...)'s answer. `position` is the parent's
+// topological position of each node. Only the nodes whose objects differ from the parent's
+// are examined when they fit between the positions of what they read and what reads them
+// (the usual case); otherwise the whole child is sorted. `order` is scratch.
+class GraphIndex;
+bool rewrite_acyclic(const GraphIndex& ix, const std::vector<uint32_t>& position,
+                     const Graph& child, std::vector<NodeId>& order);
+
 // Canonical graph hash (structural_hash) from node hashes (node_hashes).
 uint64_t graph_hash(const Graph& g, const std::vector<uint64_t>& node_hash);
 

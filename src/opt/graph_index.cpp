@@ -45,8 +45,11 @@ GraphIndex::GraphIndex(const Graph& g)
     live[id] = 1;
     for (auto r : g.node(id).inputs) stack.push_back(r.node);
   }
-  for (NodeId id = 0; id < g.num_slots() && !has_dead_; ++id)
-    has_dead_ = g.alive(id) && !live[id] && !g.node(id).is_source();
+  for (NodeId id = 0; id < g.num_slots(); ++id) {
+    if (!g.alive(id) || live[id] || g.node(id).is_input()) continue;
+    has_dead_nodes_ = true;
+    has_dead_ = has_dead_ || !g.node(id).is_source();
+  }
 }
 
 bool GraphIndex::feeds_graph_output(NodeId id) const {

@@ -35,6 +35,8 @@ class GraphIndex {
   // True when some alive operator node is not needed by any graph output (remove_dead would
   // drop it). Graphs a search builds never have such nodes; an input model may.
   bool has_dead_operators() const { return has_dead_; }
+  // The same for any node but a graph input (an unread weight too): remove_dead would drop it.
+  bool has_dead_nodes() const { return has_dead_nodes_; }
   // True when some output of `id` is a graph output.
   bool feeds_graph_output(NodeId id) const;
   // True when some alive node applies `op`.
@@ -59,6 +61,7 @@ class GraphIndex {
   std::vector<TensorRef> outputs_;  // sorted
   std::map<std::string, std::vector<NodeId>, std::less<>> by_op_;
   bool has_dead_ = false;
+  bool has_dead_nodes_ = false;
   OpSet op_set_;
   mutable std::vector<uint8_t> params_done_;
   mutable std::vector<std::optional<std::vector<AxiomParam>>> params_;

@@ -30,6 +30,7 @@ struct Pattern::Scratch {
   std::vector<TensorRef> next;                // root_candidates: the next level up
   std::vector<TensorRef> outs;                // complete: the match's outputs, sorted
   std::vector<NodeId> internal;               // complete: its operator nodes, sorted
+  size_t limit = 0;                           // matches at most (match_limit)
 };
 
 namespace {
@@ -371,6 +372,7 @@ void Pattern::root_candidates(size_t root, const State& s, const GraphIndex& ix,
 void Pattern::extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector<Match>& out,
                      size_t& count) const {
   State& s = sc.states[root];
+  if (count >= sc.limit) return;
   if (root == roots_.size()) {
     if (!complete(s, ix, sc)) return;
     if (count == out.size()) out.emplace_back();
@@ -389,6 +391,7 @@ void Pattern::extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector
   if (root == 0) {  // nothing fixed yet: the nodes that pass the root's filter
     const PatternNode& pn = nodes_[static_cast<size_t>(roots_[0])];
     for (NodeId id : ix.candidates(root_filters_[0])) {
+      if (count >= sc.limit) return;
       if (!could_bind(roots_[0], {id, pn.output}, ix)) continue;  // spares copying the state
       sc.states[1] = s;
       if (bind(roots_[0], {id, pn.output}, sc.states[1], ix)) extend(1, sc, ix, out, count);
@@ -399,6 +402,7 @@ void Pattern::extend(size_t root, Scratch& sc, const GraphIndex& ix, std::vector
   std::vector<TensorRef>& cands = sc.cands[root];
   root_candidates(root, s, ix, sc, cands);
   for (TensorRef t : cands) {
+    if (count >= sc.limit) return;
     if (root > 0 && interchangeable_[root] &&
         !(s.tensors[static_cast<size_t>(roots_[root - 1])] < t))
       continue;
@@ -425,6 +429,7 @@ size_t Pattern::find(const GraphIndex& ix, std::vector<Match>& out) const {
   s.vars.assign(tensor_vars_.size(), TensorRef{});
   s.var_bound.assign(tensor_vars_.size(), 0);
   s.params.assign(param_vars_.size(), std::nullopt);
+  sc->limit = match_limit(ix.graph().num_slots());
   size_t count = 0;
   extend(0, *sc, ix, out, count);
   return count;

@@ -39,7 +39,14 @@ class Pattern {
   // variable.
   explicit Pattern(const rules::Rule& rule);
 
-  // Every match in the graph, in a deterministic order (ascending root node ids).
+  // Matches find() returns at most on a graph with `slots` node slots. A pattern of one root
+  // has at most one match per node; patterns of several roots that share nothing (a rule over
+  // two independent operators) match every pair of nodes, quadratic in the graph's size; past
+  // this limit the first ones in find()'s order are kept, so matching stays linear.
+  static size_t match_limit(size_t slots) { return slots + 4096; }
+
+  // Every match in the graph, in a deterministic order (ascending root node ids), at most
+  // match_limit(graph slots).
   std::vector<Match> find(const GraphIndex& ix) const;
   // The same matches written into out[0..n), n returned. Match objects already in `out` are
   // overwritten in place (their vectors keep their storage), so a caller that keeps `out`

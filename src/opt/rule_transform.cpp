@@ -112,7 +112,7 @@ void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const Emit
       }
       if (!price || !pricing->admit(*price)) continue;
     }
-    Rewrite rw(g);
+    Rewrite rw(ix);
     std::vector<Replacement> reps;
     try {
       // A recorded target adds the same nodes (operators, attributes, output types, in order)

@@ -39,21 +39,22 @@ std::vector<Step> unwind(const std::shared_ptr<const History>& h) {
   return {steps.rbegin(), steps.rend()};
 }
 
-// An expanded graph with what its children are priced and hashed against.
-struct Parent {
-  Graph graph;
-  std::vector<uint64_t> hashes;   // canonical node hashes (node_hashes)
-  std::vector<double> costs;      // per-node costs
-  std::vector<uint8_t> constant;  // constant_nodes()
+// A queued graph, as a patch to a base graph (the input, or a graph the search renumbered):
+// it holds only the nodes in which it differs, so a full queue of a large graph costs memory
+// in proportion to the rewrites, not to the queue length times the graph size. Its node
+// hashes and costs are computed when it is taken from the queue (most queued graphs never
+// are).
+struct Entry {
+  std::shared_ptr<const Graph> base;
+  GraphPatch patch;
+  std::shared_ptr<const History> history;
 };
 
-// A queued graph. Its canonical hash is computed only when it is taken from the queue (most
-// queued graphs never are): from its parent's node hashes, re-hashing only what changed.
-struct Entry {
-  Graph graph;
-  std::shared_ptr<const History> history;
-  std::shared_ptr<const Parent> parent;  // null for the input graph
-};
+// A graph's patch is against its base; once it has drifted this far from the base (a
+// fraction of the table), the expanded graph becomes the base of its children.
+bool needs_new_base(const Graph& base, const GraphPatch& patch) {
+  return patch.nodes.size() * 8 > base.num_slots() + 64;
+}
 
 // Per-node costs of a whole graph.
 std::vector<double> all_costs(const Graph& g, const std::vector<uint8_t>& constant,
@@ -64,20 +65,6 @@ std::vector<double> all_costs(const Graph& g, const std::vector<uint8_t>& consta
   return c;
 }
 
-// Per-node costs of a child from its parent's: nodes that are the parent's very objects at the
-// same id keep their cost unless their constness changed; the others are priced again.
-std::vector<double> child_costs(const Graph& parent, const std::vector<double>& parent_costs,
-                                const std::vector<uint8_t>& pc, const Graph& child,
-                                const std::vector<uint8_t>& cc, CostModel& model) {
-  std::vector<double> c(child.num_slots(), 0);
-  for (NodeId id = 0; id < child.num_slots(); ++id) {
-    if (!child.alive(id)) continue;
-    bool same = id < parent.num_slots() && parent.alive(id) &&
-                &parent.node(id) == &child.node(id) && pc[id] == cc[id];
-    c[id] = same ? parent_costs[id] : model.node_cost(child, id, cc);
-  }
-  return c;
-}
 using Key = std::pair<double, uint64_t>;  // (cost, discovery order): deterministic ties
 
 // A candidate replaces the best graph only when it is cheaper by more than this fraction.
@@ -128,7 +115,12 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   std::map<Key, Entry> queue;
   std::set<uint64_t> seen;  // canonical hashes of the graphs expanded so far
   uint64_t order = 0;
-  queue.emplace(Key{res.initial_cost, order++}, Entry{input, nullptr, nullptr});
+  {
+    auto base = std::make_shared<const Graph>(input);
+    GraphPatch whole = input.diff_from(*base);  // empty but for the outputs
+    queue.emplace(Key{res.initial_cost, order++}, Entry{base, std::move(whole), nullptr});
+  }
+  size_t queued_nodes = 0;  // node slots in the queued patches
   std::vector<NodeId> topo;
   std::vector<uint8_t> child_constant;  // candidate_cost's scratch
   res.stopped_by = "exhausted";
@@ -144,35 +136,31 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
     auto top = queue.begin();
     Entry cur = std::move(top->second);
     queue.erase(top);
+    queued_nodes -= cur.patch.nodes.size();
 
     // Deduplicate by the canonical hash; renumber first when holes dominate.
-    auto par = std::make_shared<Parent>();
-    par->graph = std::move(cur.graph);
-    Graph& g = par->graph;
-    if (!cur.parent || needs_compaction(g)) {
+    Graph g = cur.base->patched(cur.patch);
+    std::shared_ptr<const Graph> base = cur.base;  // what the children are patches against
+    if (needs_compaction(g) || needs_new_base(*base, cur.patch)) {
       normalize(g);
-      par->hashes = node_hashes(g);
-      par->constant = constant_nodes(g);
-      par->costs = all_costs(g, par->constant, model);
-    } else {
-      topological_order(g, topo);  // acyclic: checked when it was queued
-      par->hashes = child_node_hashes(cur.parent->graph, cur.parent->hashes, g, topo);
-      par->constant = constant_nodes(g);
-      par->costs = child_costs(cur.parent->graph, cur.parent->costs, cur.parent->constant, g,
-                               par->constant, model);
+      base = std::make_shared<const Graph>(g);
     }
-    if (!seen.insert(graph_hash(g, par->hashes)).second) {
+    std::vector<uint64_t> hashes = node_hashes(g);
+    if (!seen.insert(graph_hash(g, hashes)).second) {
       ++res.duplicates;
       continue;
     }
+    hashes = {};
     ++res.expanded;
-    std::shared_ptr<const Parent> parent = par;
-    const auto& constant = par->constant;
-    const std::vector<double>& costs = par->costs;
+    const std::vector<uint8_t> constant = constant_nodes(g);
+    const std::vector<double> costs = all_costs(g, constant, model);
     double total = model.per_graph_cost();
     for (NodeId id = 0; id < g.num_slots(); ++id)
       if (g.alive(id)) total += costs[id];
     GraphIndex ix(g);
+    std::vector<uint32_t> position(g.num_slots(), 0);  // topological, for rewrite_acyclic
+    topological_order(g, topo);
+    for (size_t i = 0; i < topo.size(); ++i) position[topo[i]] = static_cast<uint32_t>(i);
 
     // The search's verdict on a candidate's cost; rule transforms ask it before building the
     // candidate's graph, the others after. Called once per candidate.
@@ -202,7 +190,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
         if (!cand.admitted && !admit(c)) return;
         // Admitted on its price: the exact cost decides (the same up to rounding).
         if (cand.admitted && !(c < opts.alpha * res.best_cost)) return;
-        if (!topological_order(cand.graph, topo)) return;  // the rewrite closed a cycle
+        if (!rewrite_acyclic(ix, position, cand.graph, topo)) return;  // it closed a cycle
         auto h = std::make_shared<const History>(History{
             Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
         if (c < res.best_cost * (1 - kTieTolerance)) {
@@ -211,8 +199,12 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
           best_history = h;
         }
         ++res.kept;
-        queue.emplace(Key{c, order++}, Entry{std::move(cand.graph), std::move(h), parent});
+        auto added =
+            queue.emplace(Key{c, order++}, Entry{base, cand.graph.diff_from(*base), std::move(h)});
+        queued_nodes += added.first->second.patch.nodes.size();
+        res.peak_queued_nodes = std::max(res.peak_queued_nodes, queued_nodes);
         if (queue.size() > opts.max_queue) {
+          queued_nodes -= std::prev(queue.end())->second.patch.nodes.size();
           queue.erase(std::prev(queue.end()));
           ++res.dropped;
         }

@@ -7,8 +7,10 @@
 // out, from their parent's node hashes, keeps the cost of the many queued graphs that are
 // never expanded to pricing them.) Stops after `budget` expanded graphs, at the time limit, or
 // when the queue runs dry. The queue is bounded: beyond max_queue graphs the most expensive
-// are dropped, so memory stays bounded whatever the budget. Ties are broken by the order in
-// which graphs were found, so the result is deterministic for a deterministic cost model.
+// are dropped, so memory stays bounded whatever the budget. Queued graphs are patches against a
+// shared base graph (GraphPatch), so the queue's memory is linear in the graph's size. Ties are
+// broken by the order in which graphs were found, so the result is deterministic for a
+// deterministic cost model.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,6 +50,9 @@ struct SearchResult {
   size_t duplicates = 0;  // queued graphs skipped when taken out: seen before
   size_t dropped = 0;     // queued graphs dropped to keep the queue bounded
   size_t peak_queue = 0;
+  // Node slots the queued graphs' patches held at most (the queue's memory besides the base
+  // graphs it shares): grows with the rewrites, not with the graph's size.
+  size_t peak_queued_nodes = 0;
   double seconds = 0;       // wall-clock time
   double cpu_seconds = 0;   // processor time of this process meanwhile (the search is serial:
                             // on a machine shared with other work, this is what it cost)
