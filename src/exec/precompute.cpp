@@ -37,7 +37,7 @@ Values compute(const Graph& g, NodeId id, const std::map<NodeId, Values>& known)
 
 }  // namespace
 
-size_t precompute_weights(Graph& g) {
+size_t precompute_weights(Graph& g, bool generators_too) {
   std::set<std::string> names;
   for (NodeId id = 0; id < g.num_slots(); ++id)
     if (g.alive(id) && g.node(id).is_source()) names.insert(g.node(id).name);
@@ -67,7 +67,9 @@ size_t precompute_weights(Graph& g) {
     if (!ready) continue;
     known[id] = compute(g, id, known);
     label[id] = (n.inputs.empty() ? n.op->name : label[n.inputs[0].node] + "." + n.op->name);
-    if (n.is_source()) continue;  // constants stay as they are unless an operator folds them
+    // Generator constants stay as they are unless an operator folds them, or the caller
+    // needs every constant as data (a file format has no generator operators).
+    if (n.is_source() && !generators_too) continue;
     ++folded;
     for (uint32_t k = 0; k < n.outputs.size(); ++k) {
       TensorType t = n.outputs[k];

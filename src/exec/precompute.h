@@ -12,7 +12,10 @@
 namespace graphsub {
 
 // Returns the number of operators folded. Operators reading a weight without data, opaque
-// operators and operators without a reference kernel are left in place.
-size_t precompute_weights(Graph& g);
+// operators and operators without a reference kernel are left in place. Generator constants
+// (const_pool, const_iconv, ...) read by an operator that is not folded stay generators,
+// unless `generators_too`: then they become weights too (the exporter: ONNX has no such
+// operators).
+size_t precompute_weights(Graph& g, bool generators_too = false);
 
 }  // namespace graphsub

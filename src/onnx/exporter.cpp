@@ -449,7 +449,7 @@ void Exporter::write_header(const std::set<std::string>& domains) {
 }
 
 onnx::ModelProto Exporter::run() {
-  precompute_weights(g_);
+  precompute_weights(g_, /*generators_too=*/true);
   g_.remove_dead();
   g_.compact();
   int64_t opset = opts_.opset ? opts_.opset : info_ && info_->opset() ? info_->opset() : 17;
