@@ -4,6 +4,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -72,6 +73,7 @@ std::string command_line(const GenerateJobOptions& o) {
   if (o.minimal_reads_from != defaults.minimal_reads_from)
     command += fmt::format(" --minimal-reads-from {}", o.minimal_reads_from);
   if (o.max_vars != defaults.max_vars) command += fmt::format(" --max-vars {}", o.max_vars);
+  if (o.name_prefix != defaults.name_prefix) command += " --name-prefix " + o.name_prefix;
   if (!o.output.empty()) command += " -o " + o.output;
   return command;
 }
@@ -89,6 +91,11 @@ std::string unproved_path_of(const GenerateJobOptions& o) {
 GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   if (o.max_ops < 1 || o.max_ops > 4)
     throw OptionError(fmt::format("--max-ops {}: expected 1 to 4", o.max_ops));
+  if (o.name_prefix.empty() || !std::islower(static_cast<unsigned char>(o.name_prefix[0])) ||
+      o.name_prefix.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") != std::string::npos)
+    throw OptionError(
+        fmt::format("--name-prefix '{}': expected a lower-case letter, then letters and digits",
+                    o.name_prefix));
   check_threads("--threads", o.threads);
   if (o.timeout_ms < 1000 || o.timeout_ms > 86'400'000)
     throw OptionError(fmt::format(
@@ -149,7 +156,7 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   verify::Verifier verifier(axioms, vo);
   out.result = gen::run_generator(opts, gen::verifier_prover(verifier, rep), rep);
 
-  gen::LibraryInfo info{out.command, gen::pool_str(opts.pool), axioms_file};
+  gen::LibraryInfo info{out.command, gen::pool_str(opts.pool), axioms_file, o.name_prefix};
   rep.progress("write", 0, 2, "the library");
   out.library = gen::library_text(out.result, info);
   rep.progress("write", 1, 2, "the unproved candidates");

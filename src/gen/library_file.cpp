@@ -38,16 +38,16 @@ std::string library_text(const GeneratorResult& r, const LibraryInfo& info) {
   size_t directed = 0;
   std::string body;
   for (size_t i = 0; i < r.rules.size(); ++i) {
-    for (auto& rule : rules_of(r.rules[i], fmt::format("gen-{:04}", i + 1))) {
+    for (auto& rule : rules_of(r.rules[i], fmt::format("{}-{:04}", info.name_prefix, i + 1))) {
       body += "\n" + rules::rule_str(rule) + "\n";
       ++directed;
     }
   }
   text += fmt::format(
       ";\n; {} proven equalities, written as {} rules (each direction that can drive a rewrite;\n"
-      "; the reverse of gen-N is gen-N-rev). Every one was proved by the verifier from the\n"
+      "; the reverse of {}-N is {}-N-rev). Every one was proved by the verifier from the\n"
       "; axioms, or follows from a proved rule by renaming or substitution.\n",
-      r.rules.size(), directed);
+      r.rules.size(), directed, info.name_prefix, info.name_prefix);
   if (r.conditional > 0)
     text += fmt::format(
         "; {} candidate classes were not proved as stated but were proved under (where ...)\n"
