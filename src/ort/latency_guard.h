@@ -19,6 +19,10 @@ struct GuardOptions {
   // A/A ratios over 20 runs spread from 0.97x to 1.06x, so a smaller difference is not a
   // measured one.
   double min_noise = 0.05;
+  // ... nor below this absolute difference: one run goes through Node.js and the runtime's
+  // entry, whose jitter is tens of microseconds, so a model of a few microseconds cannot be
+  // told apart from another one by its time.
+  double min_noise_ms = 0.05;
 };
 
 struct TimedModel {
