@@ -43,7 +43,13 @@ std::vector<TensorType> infer_reshape(const Attrs& a, std::span<const TensorType
     } else if (d < -1) {
       throw Error(fmt::format("reshape: shape {} has a negative dimension", shape_str(spec)));
     }
-    if (d != -1) known *= d;
+    if (d != -1) {
+      auto k = checked_mul(known, d);
+      if (!k)
+        throw Error(
+            fmt::format("reshape: target shape {} has more than 2^60 elements", shape_str(spec)));
+      known = *k;
+    }
     s.push_back(d);
   }
   if (infer_at >= 0) {
