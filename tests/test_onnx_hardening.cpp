@@ -70,6 +70,15 @@ OnnxBuilder pool_model(const std::string& op, std::vector<int64_t> strides, int6
   return b;
 }
 
+// y = Relu(x) for an input x of the given shape.
+OnnxBuilder relu_of(const Shape& shape) {
+  OnnxBuilder b;
+  b.input("x", shape);
+  b.node("Relu", {"x"}, {"y"});
+  b.output_untyped("y");
+  return b;
+}
+
 OnnxBuilder relu_model() {
   OnnxBuilder b;
   b.input("x", {2, 3});
@@ -193,12 +202,8 @@ TEST(OnnxHardening, CheckedArithmetic) {
 
 TEST(OnnxHardening, InputsWhoseElementCountOverflowsAreErrors) {
   for (Shape s : {Shape{int64_t{1} << 62, 4}, Shape{7, 7905747460161236407}}) {
-    OnnxBuilder b;
-    b.input("big", s);
-    b.node("Relu", {"big"}, {"y"});
-    b.output_untyped("y");
-    std::string e = import_error(b);
-    EXPECT_HAS(e, "graph input 'big'");
+    std::string e = import_error(relu_of(s));
+    EXPECT_HAS(e, "graph input 'x'");
     EXPECT_HAS(e, "limit");
   }
 }
@@ -223,10 +228,7 @@ TEST(OnnxHardening, AnInitializerWithHugeDimsAndNoDataIsAnError) {
 }
 
 TEST(OnnxHardening, ATinyModelDeclaringAHugeInputFailsBeforeAllocating) {
-  OnnxBuilder b;
-  b.input("x", {int64_t{1} << 31, 1});
-  b.node("Relu", {"x"}, {"y"});
-  b.output_untyped("y");
+  OnnxBuilder b = relu_of({int64_t{1} << 31, 1});
   ASSERT_LT(b.bytes().size(), 200u);
   std::string e = import_error(b);
   EXPECT_HAS(e, "graph input 'x'");
@@ -235,20 +237,11 @@ TEST(OnnxHardening, ATinyModelDeclaringAHugeInputFailsBeforeAllocating) {
   // The limit is an option.
   ImportOptions small;
   small.max_tensor_elements = 100;
-  OnnxBuilder c;
-  c.input("x", {11, 10});
-  c.node("Relu", {"x"}, {"y"});
-  c.output_untyped("y");
-  e = import_error(c, small);
-  EXPECT_HAS(e, "110 elements");
+  EXPECT_HAS(import_error(relu_of({11, 10}), small), "110 elements");
   // So is the total: two tensors of 400 bytes each pass 512 bytes together.
   ImportOptions total;
   total.max_total_bytes = 512;
-  OnnxBuilder d;
-  d.input("x", {10, 10});
-  d.node("Relu", {"x"}, {"y"});
-  d.output_untyped("y");
-  e = import_error(d, total);
+  e = import_error(relu_of({10, 10}), total);
   EXPECT_HAS(e, "max_total_bytes");
   EXPECT_HAS(e, "'y'");
 }
