@@ -47,21 +47,34 @@ void write_file(const fs::path& p, std::string_view bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// The scratch folder and the file outside it that link.bin points to; both are removed
+// when the process exits normally.
+struct Scratch {
+  fs::path dir, outside;
+  Scratch() {
+    fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
+    std::string stem = "graphsub-fuzz-" + std::to_string(::getpid());
+    dir = base / stem;
+    outside = base / (stem + "-secret");
+    fs::create_directories(dir / "sub");
+    write_file(outside, std::string(64, 'S'));
+    std::error_code ec;
+    fs::create_symlink(outside, dir / "link.bin", ec);
+    fs::create_symlink("w.bin", dir / "inlink.bin", ec);
+    ::mkfifo((dir / "fifo.bin").c_str(), 0600);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+    fs::remove(outside, ec);
+  }
+};
+
 }  // namespace
 
 const std::string& scratch_folder() {
-  static const std::string dir = [] {
-    fs::path base = fs::exists("/dev/shm") ? fs::path("/dev/shm") : fs::temp_directory_path();
-    fs::path d = base / ("graphsub-fuzz-" + std::to_string(::getpid()));
-    fs::create_directories(d / "sub");
-    fs::path outside = base / ("graphsub-fuzz-" + std::to_string(::getpid()) + "-secret");
-    write_file(outside, std::string(64, 'S'));
-    std::error_code ec;
-    fs::create_symlink(outside, d / "link.bin", ec);
-    fs::create_symlink("w.bin", d / "inlink.bin", ec);
-    ::mkfifo((d / "fifo.bin").c_str(), 0600);
-    return d.string();
-  }();
+  static const Scratch scratch;
+  static const std::string dir = scratch.dir.string();
   return dir;
 }
 
