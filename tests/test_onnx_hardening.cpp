@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
+#include "exec/host_tensor.h"
+#include "exec/reference_executor.h"
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "ir/tensor_type.h"
@@ -244,6 +247,27 @@ TEST(OnnxHardening, ATinyModelDeclaringAHugeInputFailsBeforeAllocating) {
   e = import_error(relu_of({10, 10}), total);
   EXPECT_HAS(e, "max_total_bytes");
   EXPECT_HAS(e, "'y'");
+}
+
+TEST(OnnxHardening, EmptyTensorsRunWithoutDividingByZero) {
+  // x @ w[3,0] is empty: Softmax, LayerNormalization, ReduceMean and MatMul after it died of
+  // SIGFPE in the reference kernels (the result check of graphsub optimize).
+  GraphBuilder b;
+  auto x = b.input("x", {2, 3});
+  auto e = b.matmul(x, b.weight("w", {3, 0}));
+  b.output("softmax", b.softmax(e, 1));
+  b.output("layernorm", b.op("layernorm", {e, b.weight("s", {0})}, {{"axis", int64_t{1}}}));
+  b.output("mean", b.op("reduce_mean", {e}, {{"axes", std::vector<int64_t>{1}}}));
+  b.output("matmul", b.matmul(e, b.weight("v", {0, 4})));  // k = 0: zeros, 2 x 4
+  b.output("pad", b.op("pad", {e}, {{"pads", std::vector<int64_t>{0, 1, 0, 1}}}));
+  Graph g = b.finish();
+  auto out = run_reference<float>(g, random_feeds(g, 1));
+  ASSERT_EQ(out.size(), 5u);
+  EXPECT_EQ(out[0].shape, (Shape{2, 0}));
+  EXPECT_EQ(out[2].shape, (Shape{2, 1}));
+  EXPECT_TRUE(std::isnan(out[2].data[0]));  // the mean of nothing
+  EXPECT_EQ(out[3].data, std::vector<float>(8, 0.f));
+  EXPECT_EQ(out[4].data, std::vector<float>(4, 0.f));
 }
 
 TEST(OnnxHardening, ReshapeToAnOverflowingShapeIsAnError) {
