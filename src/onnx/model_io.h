@@ -10,9 +10,10 @@
 namespace graphsub {
 
 // The whole file, which must be a regular file (a FIFO, device or directory is refused without
-// reading it) of at most `max_bytes` bytes (checked before reading). Throws Error naming the
+// reading it) of at most `max_bytes` bytes (checked before reading; by default protobuf's
+// limit, 2 GiB - 1). Throws Error naming the
 // file and the reason.
-std::string read_binary_file(const std::string& path, int64_t max_bytes);
+std::string read_binary_file(const std::string& path, int64_t max_bytes = 2147483647);
 
 // Bytes [offset, offset + length) of the regular file `path`; length -1 reads to the end.
 // The range is checked against the file's size before anything is read. Throws Error
