@@ -702,13 +702,12 @@ std::vector<SymbolicDim> symbolic_dims_of(const OnnxModelInfo& info) {
   return dims;
 }
 
-}  // namespace
-
-ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
-                                const ImportOptions& opts, Reporter& rep,
-                                const std::string& label) {
+// import_onnx_bytes, with the file the bytes came from ("" for none) recorded in the info.
+ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
+                           const ImportOptions& opts, Reporter& rep, const std::string& label,
+                           const std::string& source_file) {
   ModelProto m = parse_model(bytes, label);
-  ImportedModel r = Importer(m, base_dir, opts, rep, label).run();
+  ImportedModel r = Importer(m, base_dir, opts, rep, label, source_file).run();
   if (!opts.keep_symbolic) return r;
   auto dims = symbolic_dims_of(*r.info);
   if (dims.empty()) return r;
@@ -743,15 +742,21 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_
   return r;
 }
 
+}  // namespace
+
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
+                                const ImportOptions& opts, Reporter& rep,
+                                const std::string& label) {
+  return import_model(bytes, base_dir, opts, rep, label, "");
+}
+
 ImportedModel import_onnx_file(const std::string& path, const ImportOptions& opts, Reporter& rep) {
   std::string bytes = read_binary_file(path, opts.max_file_bytes);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  ModelProto m = parse_model(bytes, path);
-  bytes = std::string();  // parsed: not needed any more
   std::error_code ec;
   auto resolved = std::filesystem::canonical(path, ec);
-  return Importer(m, dir, opts, rep, path, ec ? path : resolved.string()).run();
+  return import_model(bytes, dir, opts, rep, path, ec ? path : resolved.string());
 }
 
 }  // namespace graphsub
