@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: a release build, then the same suite under AddressSanitizer
 # and UndefinedBehaviorSanitizer. Assumes scripts/setup.sh has installed the dependencies.
-#   scripts/test.sh               release + sanitizer suites
+#   scripts/test.sh               release + sanitizer suites + 60 s of fuzzing
 #   scripts/test.sh --release     release suite only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,4 +19,7 @@ if [ "${1:-}" != "--release" ]; then
   # Leak checking is off: Z3 and oneDNN keep process-lifetime allocations it would report.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     GRAPHSUB_SANITIZED=1 ctest --output-on-failure -j"$jobs")
+  # A minute of fuzzing the ONNX path (import, optimize, export) from the seed corpus; the
+  # corpus itself is replayed by the suites above.
+  fuzz/run_fuzz.sh 60
 fi

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "fuzz/fuzz_harness.h"
 #include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
@@ -44,6 +45,26 @@ TEST(OnnxFuzzCorpus, SeedsImport) {
   size_t ok = 0;
   for (const auto& f : files) ok += try_import(read(f));
   EXPECT_GE(ok, 5u);  // the seeds are valid models
+}
+
+// The whole fuzz harness (import, optimize, check, export; external data in a scratch
+// folder with hostile neighbours) on every seed: what libFuzzer starts from works here.
+TEST(OnnxFuzzCorpus, SeedsPassTheFuzzHarness) {
+  size_t imported = 0, external = 0, external_imported = 0;
+  for (const auto& f : corpus()) {
+    std::string bytes = read(f);
+    bool ext = bytes.rfind(fuzz::kExternalMagic, 0) == 0;
+    bool ok = fuzz::run_one_input(bytes);
+    imported += ok;
+    external += ext;
+    external_imported += ext && ok;
+  }
+  // One seed per converted operator (fuzz/make_seeds.py) and the older seeds: most import.
+  EXPECT_GE(imported, 40u);
+  // External data: the good locations import, the hostile ones (a link outside, a FIFO, a
+  // folder, "..", ranges past the end) are refused.
+  EXPECT_GE(external, 8u);
+  EXPECT_EQ(external_imported, 3u);
 }
 
 TEST(OnnxFuzzCorpus, MutationsFailCleanly) {

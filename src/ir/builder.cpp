@@ -35,7 +35,7 @@ TensorRef GraphBuilder::weight(const std::string& name, Shape shape) {
   WeightData data;
   if (with_data_) {
     // Scale like a fan-in initialisation so deep stacks stay in a sane numeric range.
-    int64_t fan_in = t.shape.size() >= 2 ? numel(t.shape) / t.shape[0] : 1;
+    int64_t fan_in = t.shape.size() >= 2 && t.shape[0] > 0 ? numel(t.shape) / t.shape[0] : 1;
     float r = 1.0f / std::sqrt(static_cast<float>(std::max<int64_t>(fan_in, 1)));
     data = std::make_shared<const std::vector<float>>(
         random_values(t.numel(), seed_ ^ hash_bytes(name.data(), name.size()), -r, r));

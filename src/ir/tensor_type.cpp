@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
+#include "ir/error.h"
+
 namespace graphsub {
 
 const char* dtype_name(DType t) {
@@ -34,13 +39,41 @@ size_t dtype_size(DType t) {
   }
 }
 
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
+std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) || r > kMaxElements) return std::nullopt;
+  return r;
+}
+
+std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  if (a < 0 || b < 0 || a > kMaxElements - b) return std::nullopt;
+  return a + b;
+}
+
+std::optional<int64_t> checked_numel(const Shape& s) {
+  int64_t bound = 1, n = 1;
+  for (int64_t d : s) {
+    // Negative dimensions (a reshape's -1 before it is resolved) keep their sign.
+    int64_t mag = d < 0 ? (d == INT64_MIN ? kMaxElements + 1 : -d) : d;
+    auto b = checked_mul(bound, std::max<int64_t>(mag, 1));
+    if (!b) return std::nullopt;
+    bound = *b;
+    n *= d;  // |n| <= bound: cannot overflow
+  }
   return n;
 }
 
-std::string shape_str(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+int64_t numel(const Shape& s) {
+  auto n = checked_numel(s);
+  if (!n)
+    throw Error(
+        fmt::format("shape {} has more than 2^60 elements (graphsub's limit)", shape_str(s)));
+  return *n;
+}
+
+std::string shape_str(const Shape& s) {
+  return fmt::format("[{}]", fmt::join(s, ","));
+}
 
 bool split_tree_equal(const SplitTreePtr& a, const SplitTreePtr& b) {
   if (a == b) return true;

@@ -2,6 +2,7 @@
 // Element type, layout, shape and split-point metadata of one tensor.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,19 @@ const char* layout_name(Layout l);
 size_t dtype_size(DType t);
 
 using Shape = std::vector<int64_t>;
+
+// The largest element count graphsub represents: 2^60, so that the byte size of any tensor
+// (at most 8 bytes an element) and sums of a few such sizes still fit in int64.
+inline constexpr int64_t kMaxElements = int64_t{1} << 60;
+
+// a * b for sizes and counts (a, b >= 0); nullopt when the product exceeds kMaxElements.
+std::optional<int64_t> checked_mul(int64_t a, int64_t b);
+// a + b for sizes (a, b >= 0); nullopt when the sum exceeds kMaxElements.
+std::optional<int64_t> checked_add(int64_t a, int64_t b);
+// Element count, or nullopt when the product of the dimensions (zero dimensions counted as
+// one, so that every partial product a kernel forms also fits) exceeds kMaxElements.
+std::optional<int64_t> checked_numel(const Shape& s);
+// Element count; throws Error naming the shape when checked_numel fails.
 int64_t numel(const Shape& s);
 std::string shape_str(const Shape& s);
 

@@ -4,6 +4,7 @@
 #include <onnx/checker.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "exec/precompute.h"
 #include "ir/error.h"
@@ -489,7 +490,20 @@ void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::stri
   onnx::ModelProto m = Exporter(g, info, opts).run();
   int64_t weight_bytes = 0;
   for (const auto& t : m.graph().initializer()) weight_bytes += tensor_byte_size(t);
-  write_model(m, path, opts.external_data || weight_bytes > opts.external_threshold_bytes);
+  write_model(m, path, opts.external_data || weight_bytes > opts.external_threshold_bytes,
+              info ? info->source_files : std::vector<std::string>{});
+}
+
+void ensure_output_is_not_input(const std::string& input, const std::string& output) {
+  namespace fs = std::filesystem;
+  for (const std::string& out : {output, output + ".data"}) {
+    std::error_code ec;
+    if (fs::equivalent(input, out, ec))
+      throw Error(
+          fmt::format("the output '{}' is the same file as the input '{}'; choose "
+                      "another output file",
+                      out, input));
+  }
 }
 
 }  // namespace graphsub

@@ -113,6 +113,11 @@ void add_math_converters(std::map<std::string, Converter>& table);   // elementw
 void add_nn_converters(std::map<std::string, Converter>& table);     // Conv, pools, norms
 void add_shape_converters(std::map<std::string, Converter>& table);  // Concat, Reshape, Pad, ...
 
+// Throws Error naming the node and attribute when a windowed operator (Conv, pools, also
+// those kept opaque) has strides, dilations or kernel sizes below 1 or negative pads: checked
+// before ONNX shape inference, which divides by them.
+void check_window_attributes(const onnx::NodeProto& n);
+
 // Normalises an axis attribute against a rank, throwing Error naming the node.
 int64_t onnx_axis(const onnx::NodeProto& n, int64_t axis, int64_t rank);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <set>
 
 #include "ir/error.h"
 #include "onnx/import_context.h"
@@ -12,11 +13,26 @@ namespace {
 
 using onnx::NodeProto;
 
+// Window attributes (kernel, strides, dilations, pads) are bounded so that the output-size
+// arithmetic below cannot overflow for any input shape graphsub holds (dims <= 2^60); no
+// real model comes near 2^31.
+constexpr int64_t kMaxWindowAttr = int64_t{1} << 31;
+
+void check_window_values(const NodeProto& n, const char* name, const std::vector<int64_t>& v,
+                         int64_t min) {
+  for (int64_t x : v)
+    if (x < min || x > kMaxWindowAttr)
+      throw Error(fmt::format("{}: attribute '{}' is {}; each value must be in [{}, 2^31]",
+                              ImportContext::label(n), name, shape_str(v), min));
+}
+
+// A 2-value window attribute (strides, dilations), each value at least 1.
 std::vector<int64_t> two(const NodeProto& n, const NodeAttrs& at, const char* name, int64_t def) {
   auto v = at.ints(name, {def, def});
   if (v.size() != 2)
     throw Error(fmt::format("{}: attribute '{}' must have 2 values for a 2-d operator, got {}",
                             ImportContext::label(n), name, shape_str(v)));
+  check_window_values(n, name, v, 1);
   return v;
 }
 
@@ -32,9 +48,7 @@ std::vector<int64_t> window_pads(const NodeProto& n, const NodeAttrs& at, const 
     if (p.size() != 4)
       throw Error(fmt::format("{}: pads must have 4 values for a 2-d operator, got {}",
                               ImportContext::label(n), shape_str(p)));
-    for (int64_t v : p)
-      if (v < 0)
-        throw Error(fmt::format("{}: negative pads {}", ImportContext::label(n), shape_str(p)));
+    check_window_values(n, "pads", p, 0);
     return p;
   }
   if (auto_pad == "VALID") return {0, 0, 0, 0};
@@ -67,10 +81,11 @@ std::vector<TensorRef> conv(ImportContext& c, const NodeProto& n) {
     throw Error(fmt::format("{}: weight must be 4-d for a 2-d input, got {}",
                             ImportContext::label(n), shape_str(ws)));
   int64_t group = at.i("group", 1);
-  if (group < 1 || ws[1] * group != xs[1])
+  if (group < 1 || checked_mul(ws[1], group) != xs[1])
     throw Error(fmt::format("{}: group {} with weight {} does not match input {} ({} channels)",
                             ImportContext::label(n), group, shape_str(ws), shape_str(xs), xs[1]));
   std::vector<int64_t> kernel{ws[2], ws[3]};
+  check_window_values(n, "kernel_shape (the weight's last two dimensions)", kernel, 1);
   if (at.has("kernel_shape") && at.ints("kernel_shape", {}) != kernel)
     throw Error(fmt::format("{}: kernel_shape {} differs from the weight's {}",
                             ImportContext::label(n), shape_str(at.ints("kernel_shape", {})),
@@ -100,6 +115,7 @@ std::vector<TensorRef> pool(ImportContext& c, const NodeProto& n) {
   if (kernel.size() != 2)
     throw Error(fmt::format("{}: kernel_shape must have 2 values, got {}", ImportContext::label(n),
                             shape_str(kernel)));
+  check_window_values(n, "kernel_shape", kernel, 1);
   auto stride = two(n, at, "strides", 1);
   if (two(n, at, "dilations", 1) != std::vector<int64_t>{1, 1}) throw Decline{"dilated pooling"};
   auto pads = window_pads(n, at, xs, kernel, stride, {1, 1});
@@ -110,7 +126,11 @@ std::vector<TensorRef> pool(ImportContext& c, const NodeProto& n) {
     for (int i = 0; i < 2; ++i) {
       int64_t in = xs[2 + i], span = in + pads[i] + pads[2 + i] - kernel[i];
       int64_t want = (span + stride[i] - 1) / stride[i] + 1;
-      if (inferred && inferred->size() == 4) want = (*inferred)[2 + i];
+      // ONNX's count, when known (it may come from the file's value_info: bounded here so
+      // that the arithmetic below stays in range).
+      if (inferred && inferred->size() == 4 && (*inferred)[2 + i] >= 1 &&
+          (*inferred)[2 + i] <= want + 1)
+        want = (*inferred)[2 + i];
       int64_t have = floor_out(in, kernel[i], stride[i], pads[i], pads[2 + i]);
       if (want == have) continue;
       if (!Max && at.i("count_include_pad", 0)) throw Decline{"ceil_mode with count_include_pad"};
@@ -275,6 +295,17 @@ std::vector<TensorRef> resize(ImportContext& c, const NodeProto& n) {
 }
 
 }  // namespace
+
+void check_window_attributes(const NodeProto& n) {
+  static const std::set<std::string> windowed = {"Conv",        "ConvTranspose", "ConvInteger",
+                                                 "QLinearConv", "MaxPool",       "AveragePool",
+                                                 "LpPool",      "MaxUnpool",     "DeformConv"};
+  if (!(n.domain().empty() || n.domain() == "ai.onnx") || !windowed.count(n.op_type())) return;
+  NodeAttrs at(n, ImportContext::label(n));
+  for (const char* name : {"strides", "dilations", "kernel_shape"})
+    if (at.has(name)) check_window_values(n, name, at.ints(name, {}), 1);
+  if (at.has("pads")) check_window_values(n, "pads", at.ints("pads", {}), 0);
+}
 
 void add_nn_converters(std::map<std::string, Converter>& t) {
   t["Conv"] = conv;

@@ -115,7 +115,11 @@ std::vector<TensorRef> reshape(ImportContext& c, const NodeProto& n) {
       throw Error(fmt::format("{}: shape {} has a negative dimension", ImportContext::label(n),
                               shape_str(*spec)));
     } else {
-      known *= d;
+      auto k = checked_mul(known, d);
+      if (!k)
+        throw Error(fmt::format("{}: shape {} has more than 2^60 elements", ImportContext::label(n),
+                                shape_str(*spec)));
+      known = *k;
     }
     s.push_back(d);
   }

@@ -113,14 +113,17 @@ OnnxTensorInfo info_of(const onnx::TypeProto& t) {
 
 class Importer {
  public:
+  // `source_file`: the file read, when the model came from one (recorded in the info).
   Importer(ModelProto& m, std::string base_dir, const ImportOptions& opts, Reporter& rep,
-           std::string label)
+           std::string label, const std::string& source_file = "")
       : m_(m),
         gp_(*m.mutable_graph()),
         base_dir_(std::move(base_dir)),
         opts_(opts),
         rep_(rep),
-        label_(std::move(label)) {}
+        label_(std::move(label)) {
+    if (!source_file.empty()) info_->source_files.push_back(source_file);
+  }
 
   ImportedModel run();
 
@@ -149,7 +152,30 @@ class Importer {
   std::unique_ptr<ImportContext> ctx_;
   std::map<std::string, Shape> input_shapes_;  // concrete shapes of graph inputs
   std::set<std::string> consumed_;             // tensors read by some node or graph output
+  int64_t total_bytes_ = 0;                    // of the tensors counted so far
+  void count_tensor(const std::string& what, const TensorType& t);
 };
+
+// Every tensor of the graph passes here once: the per-tensor and total limits of
+// ImportOptions, checked while the types are known and before anything is allocated.
+void Importer::count_tensor(const std::string& what, const TensorType& t) {
+  auto n = checked_numel(t.shape);
+  if (!n || *n > opts_.max_tensor_elements)
+    throw Error(fmt::format(
+        "{}: {} has shape {}, {} elements, over the limit of {} elements "
+        "a tensor (ImportOptions::max_tensor_elements)",
+        label_, what, shape_str(t.shape), n ? fmt::format("{}", *n) : std::string("more than 2^60"),
+        opts_.max_tensor_elements));
+  auto bytes = checked_mul(*n, static_cast<int64_t>(dtype_size(t.dtype)));
+  auto total = bytes ? checked_add(total_bytes_, *bytes) : std::nullopt;
+  if (!total || *total > opts_.max_total_bytes)
+    throw Error(fmt::format(
+        "{}: the graph's tensors need more than {} bytes together (at {}, "
+        "shape {}), over the limit of {} bytes "
+        "(ImportOptions::max_total_bytes)",
+        label_, opts_.max_total_bytes, what, shape_str(t.shape), opts_.max_total_bytes));
+  total_bytes_ = *total;
+}
 
 void Importer::read_info() {
   OnnxModelInfo& info = *info_;
@@ -174,8 +200,15 @@ void Importer::collect_initializers() {
     if (!onnx_type_valid(t.data_type()))
       throw Error(fmt::format("{}: initializer '{}' has an invalid element type {}", label_,
                               t.name(), t.data_type()));
-    inline_external_data(t, base_dir_);
-    tensor_dims(t, fmt::format("{}: initializer '{}'", label_, t.name()));
+    std::string what = fmt::format("{}: initializer '{}'", label_, t.name());
+    TensorType type;
+    type.dtype = dtype_from_onnx(t.data_type());
+    type.shape = tensor_dims(t, what);
+    count_tensor(fmt::format("initializer '{}'", t.name()), type);
+    std::string file = inline_external_data(t, base_dir_);
+    if (!file.empty() && std::find(info_->source_files.begin(), info_->source_files.end(), file) ==
+                             info_->source_files.end())
+      info_->source_files.push_back(file);
     ctx_->initializers[t.name()] = &t;
     ctx_->used_names.insert(t.name());
   }
@@ -239,6 +272,7 @@ void Importer::create_inputs() {
     TensorType t;
     t.dtype = dtype_from_onnx(v.elem_type);
     t.shape = v.shape;
+    count_tensor(fmt::format("graph input '{}'", vi.name()), t);
     ctx_->tensors[vi.name()] = {ctx_->g.add_input(vi.name(), t), 0};
     ctx_->used_names.insert(vi.name());
     input_shapes_[vi.name()] = v.shape;
@@ -455,6 +489,7 @@ void Importer::bind_outputs(const NodeProto& n, const std::vector<TensorRef>& ou
                               ImportContext::label(n), n.output_size(), outs.size()));
     TensorRef r = outs[static_cast<size_t>(i)];
     const TensorType& t = ctx_->type(r);
+    count_tensor(fmt::format("'{}' (output {} of {})", name, i, ImportContext::label(n)), t);
     auto it = ctx_->onnx_types.find(name);
     if (it != ctx_->onnx_types.end()) {
       const OnnxTensorInfo& o = it->second;
@@ -600,6 +635,7 @@ ImportedModel Importer::run() {
   for (const auto& node : gp_.node())
     for (const auto& in : node.input()) consumed_.insert(in);
   for (const auto& o : gp_.output()) consumed_.insert(o.name());
+  for (const auto& node : gp_.node()) check_window_attributes(node);
   rep_.progress("import", 0, 0, "ONNX shape inference");
   infer_onnx_shapes(order);
 
@@ -666,13 +702,12 @@ std::vector<SymbolicDim> symbolic_dims_of(const OnnxModelInfo& info) {
   return dims;
 }
 
-}  // namespace
-
-ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
-                                const ImportOptions& opts, Reporter& rep,
-                                const std::string& label) {
+// import_onnx_bytes, with the file the bytes came from ("" for none) recorded in the info.
+ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
+                           const ImportOptions& opts, Reporter& rep, const std::string& label,
+                           const std::string& source_file) {
   ModelProto m = parse_model(bytes, label);
-  ImportedModel r = Importer(m, base_dir, opts, rep, label).run();
+  ImportedModel r = Importer(m, base_dir, opts, rep, label, source_file).run();
   if (!opts.keep_symbolic) return r;
   auto dims = symbolic_dims_of(*r.info);
   if (dims.empty()) return r;
@@ -707,11 +742,21 @@ ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_
   return r;
 }
 
+}  // namespace
+
+ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
+                                const ImportOptions& opts, Reporter& rep,
+                                const std::string& label) {
+  return import_model(bytes, base_dir, opts, rep, label, "");
+}
+
 ImportedModel import_onnx_file(const std::string& path, const ImportOptions& opts, Reporter& rep) {
-  std::string bytes = read_binary_file(path);
+  std::string bytes = read_binary_file(path, opts.max_file_bytes);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  return import_onnx_bytes(bytes, dir, opts, rep, path);
+  std::error_code ec;
+  auto resolved = std::filesystem::canonical(path, ec);
+  return import_model(bytes, dir, opts, rep, path, ec ? path : resolved.string());
 }
 
 }  // namespace graphsub

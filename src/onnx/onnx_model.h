@@ -57,6 +57,9 @@ struct OnnxModelInfo {
   std::vector<SymbolicDim> symbolic;
   std::vector<std::map<std::string, std::vector<Shape>>> alt_shapes;
   std::map<std::string, std::vector<Shape>> base_shapes;
+  // The files the model was read from (the model file and its external data files, links
+  // resolved): export_onnx_file never replaces any of them.
+  std::vector<std::string> source_files;
   int64_t opset() const;  // version of the default domain
 };
 
@@ -84,6 +87,18 @@ struct ImportOptions {
   // Import once more at another value of each symbolic dimension to keep it symbolic on
   // export (OnnxModelInfo::symbolic); off: the dimensions stay at the values imported.
   bool keep_symbolic = true;
+
+  // Limits that keep a small hostile file from making graphsub read or allocate without
+  // bound (docs/onnx.md, "Limits"); each error names the file or tensor and the limit.
+  // The model file: protobuf cannot parse more than 2 GiB - 1 in one message.
+  int64_t max_file_bytes = 2147483647;
+  // Elements of any one tensor (input, weight or node output): 2^30, 4 GiB as float32. The
+  // largest tensors of real models (embedding tables of 256k x 4096) fit; the result check
+  // runs every tensor on the reference executor, which could not hold much more.
+  int64_t max_tensor_elements = int64_t{1} << 30;
+  // Bytes of all tensors of the graph together (inputs, weights, node outputs): 16 GiB,
+  // about what running the graph once for the result check allocates at most.
+  int64_t max_total_bytes = int64_t{1} << 34;
 };
 
 struct ImportedModel {
@@ -122,10 +137,18 @@ struct ExportOptions {
   std::string producer = "graphsub";
 };
 
+// Throws Error when `output` (or its `.data` sidecar) is the same file as `input`: compared as
+// files (std::filesystem::equivalent), so `./a.onnx`, absolute paths, hard and symbolic links
+// are all caught. A missing output is never the input.
+void ensure_output_is_not_input(const std::string& input, const std::string& output);
+
 // Writes `g` as an ONNX model: weight-only subgraphs pre-computed, explicit pads, the
 // original input/output names, element types and shapes (from `info` when given), opaque
 // nodes written back with their original op_type, domain and attributes. The model is run
-// through onnx::checker before it is written; a failure throws Error.
+// through onnx::checker before it is written; a failure throws Error. export_onnx_file
+// writes each file to a temporary file beside it and renames it into place when complete
+// (a failed write leaves the old file and no partial file), and refuses to replace the
+// files of `info->source_files`.
 void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
                       const ExportOptions& opts = {});
 // The same model as serialized bytes (weights inline; for tests and in-memory use).

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include "ir/error.h"
+#include "onnx/model_io.h"
 
 namespace graphsub {
 
@@ -65,15 +65,41 @@ std::string onnx_type_name(int32_t e) {
 
 Shape tensor_dims(const TensorProto& t, const std::string& what) {
   Shape s;
-  int64_t n = 1;
   for (int64_t d : t.dims()) {
     if (d < 0) throw Error(fmt::format("{}: negative dimension {} in its shape", what, d));
-    if (d > 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw Error(fmt::format("{}: shape is too large", what));
-    n *= d;
     s.push_back(d);
   }
+  if (!checked_numel(s))
+    throw Error(fmt::format("{}: shape {} has more than 2^60 elements, over graphsub's limit", what,
+                            shape_str(s)));
   return s;
+}
+
+int64_t onnx_elem_size(int32_t e) {
+  switch (e) {
+    case TensorProto::BOOL:
+    case TensorProto::UINT8:
+    case TensorProto::INT8:
+      return 1;
+    case TensorProto::FLOAT16:
+    case TensorProto::BFLOAT16:
+    case TensorProto::INT16:
+    case TensorProto::UINT16:
+      return 2;
+    case TensorProto::FLOAT:
+    case TensorProto::INT32:
+    case TensorProto::UINT32:
+      return 4;
+    case TensorProto::INT64:
+    case TensorProto::UINT64:
+    case TensorProto::DOUBLE:
+    case TensorProto::COMPLEX64:
+      return 8;
+    case TensorProto::COMPLEX128:
+      return 16;
+    default:
+      return 0;  // strings and types without a fixed size
+  }
 }
 
 static size_t element_count(const TensorProto& t, const std::string& what) {
@@ -83,6 +109,7 @@ static size_t element_count(const TensorProto& t, const std::string& what) {
 template <class T>
 static std::vector<T> from_raw(const TensorProto& t, size_t n, const std::string& what) {
   const std::string& raw = t.raw_data();
+  // n <= 2^60 (tensor_dims), so n * sizeof(T) <= 2^63 fits in size_t.
   if (raw.size() != n * sizeof(T))
     throw Error(fmt::format("{}: raw data holds {} bytes, its shape {} needs {}", what, raw.size(),
                             shape_str(tensor_dims(t, what)), n * sizeof(T)));
@@ -154,27 +181,8 @@ TensorProto make_float_scalar(const std::string& name, float v) {
   return make_float_tensor(name, {}, std::span<const float>(&v, 1));
 }
 
-void inline_external_data(TensorProto& t, const std::string& base_dir) {
-  if (t.data_location() != TensorProto::EXTERNAL) return;
-  std::string what = fmt::format("initializer '{}'", t.name());
-  if (base_dir.empty())
-    throw Error(
-        fmt::format("{}: stored as external data, but the model was not read from a file", what));
-  std::string location;
-  int64_t offset = 0, length = -1;
-  for (const auto& kv : t.external_data()) {
-    try {
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset")
-        offset = std::stoll(kv.value());
-      else if (kv.key() == "length")
-        length = std::stoll(kv.value());
-    } catch (const std::exception&) {
-      throw Error(fmt::format("{}: external data entry '{}' has a bad value '{}'", what, kv.key(),
-                              kv.value()));
-    }
-  }
+std::string resolve_external_location(const std::string& location, const std::string& base_dir,
+                                      const std::string& what) {
   namespace fs = std::filesystem;
   fs::path rel(location);
   if (location.empty() || rel.is_absolute() ||
@@ -183,24 +191,72 @@ void inline_external_data(TensorProto& t, const std::string& base_dir) {
         fmt::format("{}: external data location '{}' must be a relative path below the "
                     "model's folder",
                     what, location));
-  fs::path file = fs::path(base_dir) / rel;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot open external data file '{}'", what, file.string()));
-  in.seekg(0, std::ios::end);
-  int64_t size = static_cast<int64_t>(in.tellg());
-  if (length < 0) length = size - offset;
-  if (offset < 0 || length < 0 || offset + length > size)
+  // The spelling is not enough: a symlink (the file or a folder on the way) may point
+  // anywhere. Both sides are resolved and the file must still lie below the folder.
+  std::error_code ec;
+  fs::path base = fs::canonical(base_dir, ec);
+  if (ec)
+    throw Error(fmt::format("{}: cannot resolve the model's folder '{}': {}", what, base_dir,
+                            ec.message()));
+  fs::path file = fs::canonical(base / rel, ec);
+  if (ec)
+    throw Error(fmt::format("{}: external data file '{}' (location '{}'): {}", what,
+                            (fs::path(base_dir) / rel).string(), location, ec.message()));
+  auto inside = file.lexically_relative(base);
+  if (inside.empty() || *inside.begin() == ".." || inside == ".")
     throw Error(
-        fmt::format("{}: external data range offset {} length {} is outside '{}' ({} bytes)", what,
-                    offset, length, file.string(), size));
-  std::string buf(static_cast<size_t>(length), '\0');
-  in.seekg(offset);
-  in.read(buf.data(), length);
-  if (!in)
-    throw Error(fmt::format("{}: reading external data from '{}' failed", what, file.string()));
-  t.set_raw_data(std::move(buf));
+        fmt::format("{}: external data location '{}' resolves to '{}', outside the model's "
+                    "folder '{}' (through a symbolic link)",
+                    what, location, file.string(), base.string()));
+  return file.string();
+}
+
+std::string inline_external_data(TensorProto& t, const std::string& base_dir) {
+  if (t.data_location() != TensorProto::EXTERNAL) return "";
+  std::string what = fmt::format("initializer '{}'", t.name());
+  if (base_dir.empty())
+    throw Error(
+        fmt::format("{}: stored as external data, but the model was not read from a file", what));
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data()) {
+    try {
+      size_t used = 0;
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset")
+        offset = std::stoll(kv.value(), &used);
+      else if (kv.key() == "length")
+        length = std::stoll(kv.value(), &used);
+      if (used && used != kv.value().size()) throw std::invalid_argument("trailing characters");
+    } catch (const std::exception&) {
+      throw Error(fmt::format("{}: external data entry '{}' has a bad value '{}'", what, kv.key(),
+                              kv.value()));
+    }
+  }
+  if (offset < 0 || length < -1)
+    throw Error(fmt::format("{}: external data offset {} and length {} must not be negative", what,
+                            offset, length));
+  // The shape says how many bytes the tensor holds: checked before anything is allocated,
+  // so a huge length in a small file's header cannot make graphsub read gigabytes.
+  Shape dims = tensor_dims(t, what);
+  int64_t elem = onnx_elem_size(t.data_type());
+  if (elem == 0)
+    throw Error(fmt::format("{}: external data of element type {} is not supported", what,
+                            onnx_type_name(t.data_type())));
+  auto want = checked_mul(numel(dims), elem);
+  if (!want || (length >= 0 && length != *want))
+    throw Error(
+        fmt::format("{}: external data length {} does not match its shape {} of {} ({} "
+                    "bytes)",
+                    what, length, shape_str(dims), onnx_type_name(t.data_type()),
+                    want ? fmt::format("{}", *want) : std::string("too many")));
+  std::string file = resolve_external_location(location, base_dir, what);
+  std::string bytes = read_file_range(file, offset, *want, what);
+  t.set_raw_data(std::move(bytes));
   t.clear_external_data();
   t.set_data_location(TensorProto::DEFAULT);
+  return file;
 }
 
 int64_t tensor_byte_size(const TensorProto& t) {

@@ -33,10 +33,21 @@ onnx::TensorProto make_int64_tensor(const std::string& name, const Shape& shape,
                                     std::span<const int64_t> values);
 onnx::TensorProto make_float_scalar(const std::string& name, float v);
 
-// Reads external data into the tensor (raw_data) and marks it as stored inline. Locations
-// must be relative paths below `base_dir` (no "..", not absolute); `base_dir` "" forbids
-// external data. Throws Error naming the tensor and file.
-void inline_external_data(onnx::TensorProto& t, const std::string& base_dir);
+// Bytes of one element of an ONNX element type; 0 for strings and types without a fixed size.
+int64_t onnx_elem_size(int32_t elem_type);
+
+// The file an external-data location names: a relative path below `base_dir` (no "..", not
+// absolute) that, with every symbolic link resolved, still lies below the resolved
+// `base_dir`. Throws Error naming `what` and the location otherwise.
+std::string resolve_external_location(const std::string& location, const std::string& base_dir,
+                                      const std::string& what);
+
+// Reads external data into the tensor (raw_data) and marks it as stored inline; returns the
+// resolved file read ("" when the data was inline already). The file must be a regular file
+// (resolve_external_location); the range must lie in it and match the tensor's shape and
+// element type, checked before reading. `base_dir` "" forbids external data. Throws Error
+// naming the tensor and file.
+std::string inline_external_data(onnx::TensorProto& t, const std::string& base_dir);
 
 // Bytes of the tensor's data when serialized (raw form).
 int64_t tensor_byte_size(const onnx::TensorProto& t);

@@ -40,12 +40,14 @@ std::vector<TensorType> infer_conv(const Attrs& a, std::span<const TensorType> i
   require_rank("conv", "input", x, 4);
   require_rank("conv", "weight", w, 4);
   int64_t c = x.shape[1], cg = w.shape[1], o = w.shape[0];
+  if (cg < 1) throw Error(fmt::format("conv: weight {} has no input channels", shape_str(w.shape)));
   if (c % cg != 0)
     throw Error(
         fmt::format("conv: input channels {} of {} are not a multiple of the weight's {} "
                     "of {}",
                     c, shape_str(x.shape), cg, shape_str(w.shape)));
   int64_t groups = c / cg;
+  if (groups < 1) throw Error(fmt::format("conv: input {} has no channels", shape_str(x.shape)));
   if (o % groups != 0)
     throw Error(
         fmt::format("conv: output channels {} of weight {} are not a multiple of the {} "

@@ -49,7 +49,9 @@ void kernel_matmul(const KernelIO<T>& io) {
   const Shape& bs = io.in_types[1].shape;
   size_t r = as.size();
   int64_t m = as[r - 2], k = as[r - 1], n = bs.back();
-  int64_t batch = numel(as) / (m * k);
+  // Counted on the output: with k = 0 (empty operands) the result is still m x n.
+  if (io.out_types[0].numel() == 0) return;
+  int64_t batch = io.out_types[0].numel() / (m * n);
   bool b_batched = bs.size() > 2;
   Act act = parse_act(io.attrs.s("act"));
   const T* bias = io.in.size() > 2 ? io.in[2] : nullptr;

@@ -59,6 +59,7 @@ std::vector<TensorType> infer_softmax(const Attrs& a, std::span<const TensorType
 template <class T>
 void kernel_softmax(const KernelIO<T>& io) {
   const Shape& xs = io.in_types[0].shape;
+  if (numel(xs) == 0) return;  // nothing to normalise (and no row length to divide by)
   int64_t axis = norm_axis("softmax", io.attrs.i("axis"), static_cast<int64_t>(xs.size()));
   int64_t len = xs[static_cast<size_t>(axis)];
   int64_t inner = numel(Shape(xs.begin() + axis + 1, xs.end()));
@@ -100,6 +101,7 @@ std::vector<TensorType> infer_layernorm(const Attrs& a, std::span<const TensorTy
 template <class T>
 void kernel_layernorm(const KernelIO<T>& io) {
   const Shape& xs = io.in_types[0].shape;
+  if (numel(xs) == 0) return;  // nothing to normalise (and no row length to divide by)
   int64_t axis = norm_axis("layernorm", io.attrs.i("axis"), static_cast<int64_t>(xs.size()));
   int64_t len = numel(Shape(xs.begin() + axis, xs.end()));
   int64_t rows = numel(xs) / len;
@@ -163,6 +165,7 @@ void kernel_reduce(const KernelIO<T>& io) {
   std::vector<int64_t> ost(r);
   for (size_t d = 0; d < r; ++d) ost[d] = red[d] ? 0 : kst[d];
   int64_t n_out = io.out_types[0].numel();
+  if (n_out == 0) return;  // an empty result (the mean of an empty input is NaN: 0 * 1/0)
   std::fill(io.out[0], io.out[0] + n_out, T{});
   std::vector<int64_t> idx(r, 0);
   int64_t n = numel(xs), dst = 0;

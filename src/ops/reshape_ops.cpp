@@ -43,7 +43,13 @@ std::vector<TensorType> infer_reshape(const Attrs& a, std::span<const TensorType
     } else if (d < -1) {
       throw Error(fmt::format("reshape: shape {} has a negative dimension", shape_str(spec)));
     }
-    if (d != -1) known *= d;
+    if (d != -1) {
+      auto k = checked_mul(known, d);
+      if (!k)
+        throw Error(
+            fmt::format("reshape: target shape {} has more than 2^60 elements", shape_str(spec)));
+      known = *k;
+    }
     s.push_back(d);
   }
   if (infer_at >= 0) {
@@ -112,7 +118,8 @@ void kernel_pad(const KernelIO<T>& io) {
   int64_t last = xs[r - 1], begin = p[r - 1];
   int64_t x0 = std::max<int64_t>(0, -begin), x1 = std::min(last, os[r - 1] - begin);
   std::vector<int64_t> idx(r - 1, 0);
-  for (int64_t row = 0; row < numel(xs) / last; ++row) {
+  int64_t rows = last == 0 ? 0 : numel(xs) / last;  // an empty input: only the pad value
+  for (int64_t row = 0; row < rows; ++row) {
     int64_t dst = 0;
     bool inside = true;
     for (size_t d = 0; d + 1 < r; ++d) {

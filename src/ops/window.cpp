@@ -30,8 +30,19 @@ Window2d Window2d::from_attrs(const char* op, const Attrs& a, int64_t kh, int64_
 
 static int64_t window_out(const char* op, const Shape& x, int64_t in, int64_t k, int64_t s,
                           int64_t d, int64_t p0, int64_t p1) {
-  int64_t span = d * (k - 1) + 1;
-  int64_t padded = in + p0 + p1;
+  if (k < 1)
+    throw Error(
+        fmt::format("{}: kernel size {} for input {}; it must be at least 1", op, k, shape_str(x)));
+  // Checked: the attributes may come from a file or a rule with any values.
+  auto reach = checked_mul(d, k - 1);
+  auto padded_opt = checked_add(in, p0);
+  if (padded_opt) padded_opt = checked_add(*padded_opt, p1);
+  if (!reach || !padded_opt)
+    throw Error(
+        fmt::format("{}: window (kernel {}, dilation {}, pads {},{}) on input {} is "
+                    "out of range",
+                    op, k, d, p0, p1, shape_str(x)));
+  int64_t span = *reach + 1, padded = *padded_opt;
   if (padded < span)
     throw Error(
         fmt::format("{}: window of size {} (kernel {}, dilation {}) does not fit input {} "

@@ -180,7 +180,7 @@ double MeasuredCostModel::isolated_us(const OpConfig& c) {
     OnednnExecutor ex(g, {.threads = machine_.threads});
     auto feeds = random_feeds(g, 5);
     std::vector<NodeTime> times;
-    auto node_seconds = [&] {
+    auto node_seconds = [&, node = node] {  // clang 14 cannot capture a binding by [&]
       times.clear();
       ex.run(feeds, times);
       double s = 0;
