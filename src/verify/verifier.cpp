@@ -44,6 +44,11 @@ struct Z3Session {
     // (satisfiable) axioms instead of failing fast.
     p.set("mbqi", false);
     if (rlimit) p.set("rlimit", rlimit);
+    // No SIGINT handler of Z3's own: Z3 4.8 keeps the check that installed it in one global,
+    // so a Ctrl-C while checks run on several threads (the Python module cancels jobs on
+    // SIGINT) called into a finished check and crashed. Cancellation goes through the
+    // Reporter and the watchdog instead.
+    p.set("ctrl_c", false);
     solver.set(p);
   }
   rules::RuleSet domains;  // own copy: the encoding refers to it
