@@ -10,8 +10,8 @@ APT_PACKAGES=(
   build-essential cmake pkg-config git
   libz3-dev libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev ocl-icd-opencl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libfmt-dev nlohmann-json3-dev
-  libtbb-dev libxxhash-dev libgoogle-perftools-dev graphviz
+  libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  libxxhash-dev libgoogle-perftools-dev
   clang libclang-rt-14-dev   # fuzz/run_fuzz.sh (libFuzzer target of the ONNX importer)
   python3-torch python3-torchvision python3-onnx
   python3-dev pybind11-dev python3-pytest   # the Python module (python/) and its tests
