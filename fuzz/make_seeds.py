@@ -122,6 +122,41 @@ def main():
     save("op_Shape.model", model(
         [helper.make_node("Shape", ["x"], ["s"]),
          helper.make_node("Reshape", ["x", "s"], ["y"])], [("x", [2, 3])], [("y", None)]))
+    # The activations and index operators of modern networks (src/ops/activation_ops.cpp,
+    # index_ops.cpp) and the shape computations evaluated at import (import_folding.cpp).
+    for op, attrs in [("HardSigmoid", {"alpha": 0.2}), ("HardSwish", {}),
+                      ("LeakyRelu", {"alpha": 0.1})]:
+        save(f"op_{op}.model", unary(op, **attrs))
+    f32 = lambda name, v: numpy_helper.from_array(np.array(v, np.float32), name)
+    save("op_Clip_relu6.model", model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])],
+                                      [("x", [2, 3])], [("y", None)],
+                                      [f32("lo", 0.0), f32("hi", 6.0)]))
+    save("op_PRelu.model", model([helper.make_node("PRelu", ["x", "s"], ["y"])], [X],
+                                 [("y", None)], [weights("s", [2, 1, 1])]))
+    save("op_Pow.model", model([helper.make_node("Pow", ["x", "e"], ["y"])], [("x", [2, 3])],
+                               [("y", None)], [f32("e", 2.0)]))
+    save("op_SiLU.model", model([helper.make_node("Sigmoid", ["x"], ["s"]),
+                                 helper.make_node("Mul", ["x", "s"], ["y"])],
+                                [("x", [2, 3])], [("y", None)]))
+    save("op_ReduceSum.model", model([helper.make_node("ReduceSum", ["x", "a"], ["y"], keepdims=0)],
+                                     [("x", [2, 3, 4])], [("y", None)], [ints("a", [1])]))
+    save("op_Expand.model", model([helper.make_node("Expand", ["x", "s"], ["y"])],
+                                  [("x", [3, 1])], [("y", None)], [ints("s", [2, 3, 4])]))
+    save("op_Gather.model", model([helper.make_node("Gather", ["x", "i"], ["y"], axis=1)],
+                                  [("x", [2, 5])], [("y", None)], [ints("i", [4, 0, 2])]))
+    save("op_Resize.model", model(
+        [helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest")], [X],
+        [("y", None)], [f32("sc", [1.0, 1.0, 2.0, 2.0])]))
+    save("op_ShapeArithmetic.model", model(
+        [helper.make_node("Shape", ["x"], ["s"]),
+         helper.make_node("Gather", ["s", "k"], ["d"], axis=0),
+         helper.make_node("Mul", ["d", "two"], ["d2"]),
+         helper.make_node("Div", ["d2", "two"], ["d1"]),
+         helper.make_node("Unsqueeze", ["d1", "ax"], ["u"]),
+         helper.make_node("Concat", ["u", "m1"], ["t"], axis=0),
+         helper.make_node("Reshape", ["x", "t"], ["y"])],
+        [("x", [2, 3, 4])], [("y", None)],
+        [ints("k", 0), ints("two", 2), ints("ax", [0]), ints("m1", [-1])]))
     # An operator graphsub keeps opaque, between two it converts.
     save("op_opaque_Resize.model", model(
         [helper.make_node("Relu", ["x"], ["r"]),
