@@ -89,10 +89,12 @@ OrtCostModel::~OrtCostModel() {
 }
 
 std::string OrtCostModel::assumptions() const {
+  // Nothing here may depend on how much of the table was cached: the same flags must give
+  // the same report on a cold and a warm cache.
   return fmt::format(
       "ONNX Runtime {} kernel times per configuration ({} thread(s)), {:.2f} us per kernel "
-      "dispatch; table {} ({} configurations when the search began)",
-      worker_.runtime_version(), threads_, per_kernel_us_, path_, table_.size());
+      "dispatch; table {}",
+      worker_.runtime_version(), threads_, per_kernel_us_, path_);
 }
 
 void OrtCostModel::save() {
