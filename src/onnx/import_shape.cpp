@@ -92,7 +92,9 @@ std::vector<TensorRef> reshape(ImportContext& c, const NodeProto& n) {
     // propagation usually knows its value for the static shapes graphsub imports.
     auto inferred = c.inferred_shape(n, 0);
     if (!inferred)
-      throw Decline{fmt::format("target shape '{}' is computed at run time", n.input(1))};
+      throw Decline{n.input_size() > 1
+                        ? fmt::format("target shape '{}' is computed at run time", n.input(1))
+                        : std::string("the target shape is not given")};
     return {reshape_to(c, n, x, *inferred)};
   }
   bool allowzero = at.i("allowzero", 0) != 0;
