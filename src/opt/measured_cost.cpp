@@ -23,7 +23,7 @@ bool reads_conv_layouts(const OpDef& op) {
          op.name == "concat";
 }
 
-std::pair<Graph, NodeId> measurement_graph(const OpConfig& c) {
+std::pair<Graph, NodeId> measurement_graph(const OpConfig& c, bool conv_context) {
   Graph g;
   std::vector<TensorRef> ins;
   for (size_t i = 0; i < c.in.size(); ++i) {
@@ -35,7 +35,7 @@ std::pair<Graph, NodeId> measurement_graph(const OpConfig& c) {
     }
     TensorRef x{g.add_input(fmt::format("x{}", i), c.in[i]), 0};
     const Shape& s = c.in[i].shape;
-    if (reads_conv_layouts(*c.op) && s.size() == 4 && c.in[i].dtype == DType::F32) {
+    if (conv_context && reads_conv_layouts(*c.op) && s.size() == 4 && c.in[i].dtype == DType::F32) {
       TensorType wt{.dtype = DType::F32, .shape = {s[1], s[1], 1, 1}};
       auto data = std::make_shared<const std::vector<float>>(
           random_values(wt.numel(), 2000 + i, -1.f, 1.f));

@@ -31,7 +31,9 @@ bool reads_conv_layouts(const OpDef& op);
 // average pool over a plain [1,256,56,56] tensor ran oneDNN's reference kernel in 18.8 ms,
 // the same pool after a convolution 0.1 ms). Returns the graph and the operator's node, the
 // only one timed.
-std::pair<Graph, NodeId> measurement_graph(const OpConfig& c);
+// With `conv_context` false the operator stands alone (the ONNX Runtime target profiles only
+// the operator's own kernels, and a prefix convolution would add its time).
+std::pair<Graph, NodeId> measurement_graph(const OpConfig& c, bool conv_context = true);
 
 class MeasuredCostModel : public CostModel {
  public:

@@ -11,6 +11,7 @@
 #include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "opt/machine_profile.h"
+#include "opt/measured_cost.h"
 
 namespace graphsub::ort {
 namespace {
@@ -19,25 +20,6 @@ namespace {
 constexpr int kTableVersion = 1;
 // Profiled runs per configuration: the worker takes each kernel's median.
 constexpr int kProfileRuns = 9;
-
-// The configuration alone: constant inputs are initializers with data, the others inputs.
-Graph single_op_graph(const opt::OpConfig& c) {
-  Graph g;
-  std::vector<TensorRef> ins;
-  for (size_t i = 0; i < c.in.size(); ++i) {
-    if (c.in_constant[i]) {
-      auto data = std::make_shared<const std::vector<float>>(
-          random_values(c.in[i].numel(), 1000 + i, -1.f, 1.f));
-      ins.push_back({g.add_weight(fmt::format("w{}", i), c.in[i], data), 0});
-    } else {
-      ins.push_back({g.add_input(fmt::format("x{}", i), c.in[i]), 0});
-    }
-  }
-  NodeId id = g.add(*c.op, ins, c.attrs);
-  for (uint32_t k = 0; k < g.node(id).outputs.size(); ++k)
-    g.add_output(fmt::format("y{}", k), {id, k});
-  return g;
-}
 
 }  // namespace
 
@@ -171,7 +153,7 @@ double OrtCostModel::config_cost(const opt::OpConfig& c) {
   double us = 0;
   try {
     std::string path = fmt::format("{}/cfg.onnx", scratch_);
-    export_onnx_file(single_op_graph(c), nullptr, path);
+    export_onnx_file(opt::measurement_graph(c, /*conv_context=*/false).first, nullptr, path);
     auto [kernel_us, kernels] = profile_model(path);
     us = kernel_us + per_kernel_us_ * kernels;
   } catch (const Error& e) {
