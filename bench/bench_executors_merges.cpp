@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/data_paths.h"
 #include "exec/precompute.h"
 #include "ir/error.h"
 #include "ir/report.h"
@@ -105,7 +106,7 @@ int main(int argc, char** argv) {
     opt::MachineProfile m = opt::cached_machine_profile(cache, 1, rep);
     opt::AnalyticCostModel analytic(m);
     opt::MeasuredCostModel measured(cache, m, rep);
-    opt::RuleLibrary lib({}, rep);  // the default library
+    opt::RuleLibrary lib(driver::resolved({}), rep);  // the shipped library
     std::time_t now = std::time(nullptr);
     char date[32];
     std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&now));

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/data_paths.h"
 #include "ir/report.h"
 #include "ir/text.h"
 #include "models/models.h"
@@ -232,7 +233,8 @@ void optimize_one(const Args& a, const std::string& name, const std::string& cac
   o.search.budget = a.budget;
   o.search.alpha = a.alpha;
   o.threads = a.threads;
-  opt::OptimizeResult r = opt::optimize_graph(g, o, model, rep);
+  opt::RuleLibrary lib(driver::resolved({}), rep);
+  opt::OptimizeResult r = opt::optimize_graph(g, o, lib, model, rep);
   double peak = peak_memory_mib();
   model.save();
   auto t = opt::time_alternated(g, r.optimized, a.runs, a.threads);
@@ -302,7 +304,7 @@ int main(int argc, char** argv) {
     bool calibrated = false;
     {
       opt::MeasuredCostModel model(cache, m, rep);
-      opt::RuleLibrary lib({}, rep);
+      opt::RuleLibrary lib(driver::resolved({}), rep);
       if (a.calibrate) calibrate(a, model, lib.transforms());
       calibrated = model.calibration().fitted;
     }  // saved: the per-model processes load the table and the calibration

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/data_paths.h"
 #include "exec/host_tensor.h"
 #include "exec/precompute.h"
 #include "exec_onednn/onednn_executor.h"
@@ -111,6 +112,7 @@ int main(int argc, char** argv) {
   using namespace graphsub;
   std::vector<std::string> models = {"nasnet_a"};
   opt::OptimizeOptions o;
+  opt::RuleLibraryOptions rules;
   o.cost = opt::CostKind::Measured;
   o.check = false;
   int runs = 30;
@@ -118,7 +120,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string k = argv[i];
     if (k == "--no-builtin-rules") {
-      o.rules.builtin = false;
+      rules.builtin = false;
       continue;
     }
     if (i + 1 >= argc) {
@@ -129,7 +131,7 @@ int main(int argc, char** argv) {
     if (k == "--models") {
       models = split_list(v);
     } else if (k == "--rules") {
-      o.rules.rule_files = split_list(v);
+      rules.rule_files = split_list(v);
     } else if (k == "--cost") {
       if (v != "measured" && v != "analytic") {
         fmt::print(stderr, "--cost takes measured or analytic\n");
@@ -149,10 +151,11 @@ int main(int argc, char** argv) {
   }
   try {
     QuietReporter rep;
+    opt::RuleLibrary lib(driver::resolved(rules), rep);
     for (auto& name : models) {
       Graph g = build_model(name);
       auto model = opt::make_cost_model(o, rep);
-      opt::OptimizeResult r = opt::optimize_graph(g, o, *model, rep);
+      opt::OptimizeResult r = opt::optimize_graph(g, o, lib, *model, rep);
       precompute_weights(g);  // as the optimized graph's weights are
       std::string rules;
       for (auto& [rule, n] : r.rules_applied)

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <thread>
 
+#include "driver/data_paths.h"
 #include "rules/rule_parser.h"
 #include "verify/verifier.h"
 
@@ -28,7 +29,7 @@ double median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   // The source tree, found through the axioms file (working directory or build's source).
-  std::string axioms_path = rules::default_axioms_path();
+  std::string axioms_path = driver::shipped_axioms();
   std::string root =
       axioms_path.substr(0, axioms_path.size() - std::strlen("specs/operators.axioms"));
   std::string file = root + "tests/rules/true.rules";

@@ -18,7 +18,6 @@ list(APPEND GRAPHSUB_CLI_LIBS graphsub_onnx)
 
 # The rule language: terms, axioms, rules, instantiation as IR, bounded numeric checking.
 graphsub_stage(graphsub_rules DIRS rules DEPS graphsub_ref)
-target_compile_definitions(graphsub_rules PRIVATE GRAPHSUB_SOURCE_DIR_FOR_SPECS="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_rules)
 
 # The verifier: proves rules from the axioms with Z3 (the only stage that talks to Z3).
@@ -32,7 +31,6 @@ list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)
 
 # The optimizer: rule matching and rewriting, weight pre-computation, cost models, search.
 graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_onednn)
-target_compile_definitions(graphsub_opt PRIVATE GRAPHSUB_SOURCE_DIR_FOR_RULES="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_opt)
 
 # JSON (the optimizer's cost caches, ONNX Runtime's worker protocol, the driver's reports):
@@ -43,12 +41,11 @@ target_link_libraries(graphsub_opt PRIVATE nlohmann_json::nlohmann_json)
 # ONNX Runtime as a cost target: a Node.js worker (tools/ort_worker.js) driven over a pipe,
 # a cost model that prices operator configurations in it, and the end-to-end latency guard.
 graphsub_stage(graphsub_ort DIRS ort DEPS graphsub_opt graphsub_onnx nlohmann_json::nlohmann_json)
-target_compile_definitions(graphsub_ort PRIVATE GRAPHSUB_SOURCE_DIR_FOR_TOOLS="${CMAKE_SOURCE_DIR}")
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_ort)
 
 # The jobs the command line and the Python module share: option structs and their
 # validation, the ONNX pipeline (import, optimize, check, export) and the report.
 graphsub_stage(graphsub_driver DIRS driver
                DEPS graphsub_opt graphsub_onnx graphsub_ort graphsub_models graphsub_gen graphsub_verify
-                    nlohmann_json::nlohmann_json)
+                    nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_driver)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/data_paths.h"
 #include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "onnx/result_check.h"
@@ -87,6 +88,12 @@ std::string pack_external(std::string_view model, std::string_view data) {
   return out;
 }
 
+// The shipped rules, loaded once for the whole run (as the driver loads them once per job).
+static const opt::RuleLibrary& shipped_library() {
+  static const opt::RuleLibrary lib(driver::resolved({}), null_reporter());
+  return lib;
+}
+
 bool run_one_input(std::string_view bytes) {
   std::string_view model = bytes;
   std::string base_dir;  // "": external data is refused
@@ -117,7 +124,8 @@ bool run_one_input(std::string_view bytes) {
     oo.check = false;  // below, with the executor of the ONNX path (opaque nodes cut)
     oo.precompute = true;
     opt::AnalyticCostModel cost(fixed_machine());
-    opt::OptimizeResult r = opt::optimize_graph(m.graph, oo, cost, null_reporter());
+    opt::OptimizeResult r =
+        opt::optimize_graph(m.graph, oo, shipped_library(), cost, null_reporter());
     if (graph_elements(m.graph) + graph_elements(r.optimized) <= kCheckElements)
       check_results(m.graph, r.optimized, 1, 1);
     export_onnx_bytes(r.optimized, m.info.get());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/data_paths.h"
 #include "driver/generate_job.h"
 #include "driver/optimize_job.h"
 #include "driver/rule_jobs.h"
@@ -50,9 +51,9 @@ py::tuple optimize(const std::optional<py::bytes>& model_bytes, const std::strin
   set_if(s.opt.search.time_limit_s, time_limit);
   set_if(s.opt.search.max_queue, max_queue);
   set_if(s.cost, cost);
-  set_if(s.opt.rules.rule_files, rules);
-  s.opt.rules.disabled = disable_rules;
-  s.opt.rules.builtin = builtin_rules;
+  set_if(s.rules.rule_files, rules);
+  s.rules.disabled = disable_rules;
+  s.rules.builtin = builtin_rules;
   set_if(o.check_runs, check);
   set_if(o.check_executor, check_executor);
   set_if(o.rtol, rtol);
@@ -174,7 +175,7 @@ py::list list_rules(const std::optional<std::vector<std::string>>& files, bool b
   run_interruptible(
       [&](Reporter& rep) {
         for (const auto& f : o.rule_files) driver::check_readable_file("rules", f);
-        rules = driver::list_rules(opt::RuleLibrary(o, rep));
+        rules = driver::list_rules(opt::RuleLibrary(driver::resolved(o), rep));
       },
       py::none());
   py::list out;

@@ -6,6 +6,7 @@
 #include "gen/equality.h"
 #include "gen/library_file.h"
 #include "ir/error.h"
+#include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
 #include "test_gen_util.h"
@@ -114,20 +115,52 @@ TEST(GenEquality, OutputSideCommonSubgraphLeavesTheDifferingArguments) {
                    .has_value());
 }
 
-TEST(GenEquality, RulesComeInEveryDirectionThatCanRewrite) {
+TEST(GenEquality, LibraryRulesAreEqualitiesUsedInEveryDirectionThatCanRewrite) {
   Equality both = canon(eq({"(matmul none ?x (concat 1 ?y ?z))"},
                            {"(concat 1 (matmul none ?x ?y) (matmul none ?x ?z))"}));
-  std::vector<rules::Rule> r = rules_of(both, "gen-0001");
+  rules::Rule lib = library_rule(both);
+  EXPECT_TRUE(lib.both_ways);
+  EXPECT_TRUE(rules::is_content_name(lib.name)) << lib.name;
+  std::vector<rules::Rule> r = rules::orientations(lib);
   ASSERT_EQ(r.size(), 2u);
-  EXPECT_EQ(r[0].name, "gen-0001");
-  EXPECT_EQ(r[1].name, "gen-0001-rev");
+  EXPECT_EQ(r[0].name, lib.name);
+  EXPECT_EQ(r[1].name, lib.name + "~rev");
+  // The directions are the generator's own rules of each direction.
+  EXPECT_EQ(rules::rule_str(r[0]), rules::rule_str(to_rule(both, lib.name, false)));
+  EXPECT_EQ(rules::rule_str(r[1]), rules::rule_str(to_rule(both, lib.name + "~rev", true)));
   // A bare variable is never a source; a target may not use unbound variables.
-  std::vector<rules::Rule> one = rules_of(canon(eq({"(transpose (transpose ?x))"}, {"?x"})), "g");
+  std::vector<rules::Rule> one =
+      rules::orientations(library_rule(canon(eq({"(transpose (transpose ?x))"}, {"?x"}))));
   ASSERT_EQ(one.size(), 1u);
   EXPECT_EQ(rules::term_str(one[0].source[0]), "(transpose (transpose ?a))");
-  std::vector<rules::Rule> drop = rules_of(canon(eq({"(split0 0 (concat 0 ?x ?y))"}, {"?x"})), "g");
+  std::vector<rules::Rule> drop =
+      rules::orientations(library_rule(canon(eq({"(split0 0 (concat 0 ?x ?y))"}, {"?x"}))));
   ASSERT_EQ(drop.size(), 1u);
   EXPECT_EQ(drop[0].tensor_vars.size(), 2u);
+}
+
+// A library names each equality by its content: the same name wherever it lands in the file
+// and however its variables were called; another equality, another name.
+TEST(GenEquality, LibraryNamesDependOnTheEqualityNotItsPosition) {
+  Equality a = canon(eq({"(matmul none ?x (concat 1 ?y ?z))"},
+                        {"(concat 1 (matmul none ?x ?y) (matmul none ?x ?z))"}));
+  Equality b = canon(eq({"(transpose (transpose ?x))"}, {"?x"}));
+  std::string name_a = library_rule(a).name, name_b = library_rule(b).name;
+  EXPECT_NE(name_a, name_b);
+  EXPECT_EQ(library_rule(canon(eq({"(concat 1 (matmul none ?p ?q) (matmul none ?p ?r))"},
+                                  {"(matmul none ?p (concat 1 ?q ?r))"})))
+                .name,
+            name_a);
+  GeneratorResult first, second;
+  first.rules = {a, b};
+  second.rules = {b, a};
+  std::string one = library_text(first, {}), other = library_text(second, {});
+  for (const std::string& text : {one, other}) {
+    EXPECT_NE(text.find("(equality " + name_a + "\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("(equality " + name_b + "\n"), std::string::npos) << text;
+  }
+  EXPECT_LT(one.find(name_a), one.find(name_b));
+  EXPECT_GT(other.find(name_a), other.find(name_b));
 }
 
 TEST(GenEquality, ConditionsAreRenamedWithTheTermsAndPartOfTheKey) {
@@ -165,13 +198,14 @@ TEST(GenEquality, EmittedRulesCarryTheirConditions) {
                   {"(split0 1 (conv 1 same none ?x (concat 0 ?v ?w)))",
                    "(split1 1 (conv 1 same none ?x (concat 0 ?v ?w)))"});
   e.conditions = {dense_condition("v", "x"), dense_condition("w", "x")};
-  std::vector<rules::Rule> r = rules_of(canon(e), "gen-0001");
+  rules::Rule lib = library_rule(canon(e));
+  std::vector<rules::Rule> r = rules::orientations(lib);
   ASSERT_EQ(r.size(), 2u);
   for (auto& rule : r) ASSERT_EQ(rule.constraints.size(), 2u);
-  // The printed rule parses back with its (where ...) clause.
+  // The printed equality parses back with its (where ...) clause.
   rules::RuleSet ax =
       rules::load_rules(std::string(GRAPHSUB_SOURCE_DIR) + "/specs/operators.axioms");
-  rules::RuleSet back = rules::parse_rules(rules::rule_str(r[0]), "t.rules", &ax);
+  rules::RuleSet back = rules::parse_rules(rules::rule_str(lib), "t.rules", &ax);
   ASSERT_EQ(back.rules.size(), 1u);
   EXPECT_EQ(back.rules[0].constraints.size(), 2u);
 }

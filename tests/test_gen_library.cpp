@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "rules/orientations.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub {
@@ -98,6 +99,11 @@ TEST(GenLibrary, ParsesAndNamesItsCommand) {
   EXPECT_NE(text.find("graphsub generate --max-ops"), std::string::npos);
   EXPECT_NE(text.find("after common-subgraph pruning"), std::string::npos);
   EXPECT_GT(library().rules.size(), 100u);
+  // Each equality once, named by its content (the parser checks that the hash matches).
+  for (const auto& r : library().rules) {
+    EXPECT_TRUE(r.both_ways) << r.name;
+    EXPECT_TRUE(rules::is_content_name(r.name)) << r.name;
+  }
 }
 
 TEST(GenLibrary, TwoMatmulsSharingTheirLeftOperandMerge) {

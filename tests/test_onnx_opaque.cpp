@@ -12,6 +12,7 @@
 #include "onnx/result_check.h"
 #include "opt/analytic_cost.h"
 #include "opt/optimize.h"
+#include "support/shipped_library.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
@@ -92,9 +93,9 @@ TEST(OnnxOpaque, CustomDomainOperatorOptimizesAroundAndRoundTrips) {
 
   opt::OptimizeOptions opts;
   opts.check = false;  // the reference executor cannot run opaque nodes; check_results can
-  opts.rules.rule_files = {};
   auto cost = fixed_cost();
-  opt::OptimizeResult r = opt::optimize_graph(m.graph, opts, cost, null_reporter());
+  opt::OptimizeResult r =
+      opt::optimize_graph(m.graph, opts, testutil::shipped_library(), cost, null_reporter());
   // Batchnorm folded into conv1 and both relus fused: three operators fewer.
   EXPECT_EQ(r.optimized.num_ops(), 3u);
   EXPECT_LT(r.final_cost, r.initial_cost);

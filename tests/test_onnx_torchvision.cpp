@@ -12,6 +12,7 @@
 #include "onnx/result_check.h"
 #include "opt/analytic_cost.h"
 #include "opt/optimize.h"
+#include "support/shipped_library.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
@@ -65,7 +66,7 @@ opt::OptimizeResult optimize_small(const Graph& g, size_t budget) {
   opt::OptimizeOptions opts;
   opts.check = false;
   opts.search.budget = budget;
-  return opt::optimize_graph(g, opts, cost, null_reporter());
+  return opt::optimize_graph(g, opts, testutil::shipped_library(), cost, null_reporter());
 }
 
 TEST_P(Torchvision, ImportRunsLikeOnnxRuntimeAndExportRoundTrips) {

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "driver/data_paths.h"
 #include "ir/error.h"
 #include "ops/op_def.h"
 #include "rules/axiom_ops.h"
@@ -101,7 +102,7 @@ TEST(OpsAxioms, ConvParameters) {
 // activation is in the act domain of specs/operators.axioms (hardswish and silu fuse, but only
 // the built-in fusion knows them).
 TEST(OpsAxioms, FusedActivationsOutsideTheActDomainLeaveTheLanguage) {
-  auto axioms = rules::load_rules(rules::default_axioms_path());
+  auto axioms = rules::load_rules(driver::shipped_axioms());
   const rules::ParamDomain* dom = axioms.domain("act");
   ASSERT_NE(dom, nullptr);
   std::set<std::string> in_domain;

@@ -13,6 +13,7 @@
 #include "ir/builder.h"
 #include "opt/analytic_cost.h"
 #include "opt/optimize.h"
+#include "support/shipped_library.h"
 
 namespace graphsub::opt {
 namespace {
@@ -126,7 +127,7 @@ TEST(OptDifferential, RandomGraphsKeepTheirOutputs) {
     OptimizeOptions o;
     o.search.budget = 40;
     o.check = false;  // compared below, independently
-    OptimizeResult r = optimize_graph(g, o, cost, null_reporter());
+    OptimizeResult r = optimize_graph(g, o, testutil::shipped_library(), cost, null_reporter());
     for (const auto& [rule, n] : r.rules_applied) applied += n;
     ++graphs;
     for (uint64_t feed = 1; feed <= 2; ++feed) {

@@ -3,6 +3,7 @@
 // cycles, and graph outputs.
 #include <gtest/gtest.h>
 
+#include "driver/data_paths.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
 #include "ir/error.h"
@@ -16,7 +17,7 @@ namespace graphsub::opt {
 namespace {
 
 const rules::RuleSet& axioms() {
-  static const rules::RuleSet a = rules::load_rules(rules::default_axioms_path());
+  static const rules::RuleSet a = rules::load_rules(driver::shipped_axioms());
   return a;
 }
 

@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "models/models.h"
 #include "opt/analytic_cost.h"
 #include "opt/graph_index.h"
 #include "opt/optimize.h"
+#include "support/shipped_library.h"
 
 namespace graphsub::opt {
 namespace {
@@ -25,12 +27,20 @@ AnalyticCostModel overhead_bound_machine() {
                             .op_overhead_us = 10});
 }
 
-OptimizeOptions options(std::vector<std::string> files) {
+OptimizeOptions options() {
   OptimizeOptions o;
-  for (auto& f : files) o.rules.rule_files.push_back(std::string(GRAPHSUB_SOURCE_DIR) + "/" + f);
   o.search.budget = 100;
   o.search.alpha = 1.0;
   return o;
+}
+
+// The rule files of the source tree (none: the shipped library), minus `disabled`.
+RuleLibrary library(const std::vector<std::string>& files,
+                    const std::vector<std::string>& disabled = {}) {
+  RuleLibraryOptions o;
+  for (auto& f : files) o.rule_files.push_back(std::string(GRAPHSUB_SOURCE_DIR) + "/" + f);
+  o.disabled = disabled;
+  return RuleLibrary(driver::resolved(o), null_reporter());
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -42,7 +52,7 @@ std::string write_temp(const std::string& name, const std::string& text) {
 TEST(OptOptimize, OptimizesChecksAndFoldsWeights) {
   Graph g = nasrnn(true, 16, 2);
   auto cost = overhead_bound_machine();
-  auto r = optimize_graph(g, options({"rules/merges.rules"}), cost, null_reporter());
+  auto r = optimize_graph(g, options(), library({"rules/merges.rules"}), cost, null_reporter());
   EXPECT_TRUE(r.checked);
   EXPECT_TRUE(r.check.ok);
   EXPECT_LT(r.final_cost, r.initial_cost);
@@ -66,7 +76,7 @@ TEST(OptOptimize, BuiltinRulesFuseAndFoldBatchnorm) {
   b.output("y", b.relu(b.batchnorm(c, "bn")));
   Graph g = b.finish();
   auto cost = overhead_bound_machine();
-  auto r = optimize_graph(g, options({}), cost, null_reporter());
+  auto r = optimize_graph(g, options(), testutil::shipped_library(), cost, null_reporter());
   EXPECT_EQ(r.optimized.num_ops(), 1u);  // conv with the batchnorm folded and relu fused
   EXPECT_EQ(r.rules_applied["fold-batchnorm"], 1u);
   EXPECT_EQ(r.rules_applied["fuse-activation-conv"], 1u);
@@ -80,11 +90,11 @@ TEST(OptOptimize, AnUnsoundRuleIsCaughtAndNamed) {
 )");
   Graph g = nasrnn(true, 8, 1);
   OptimizeOptions o;
-  o.rules.rule_files = {file};
   o.search.budget = 20;
   auto cost = overhead_bound_machine();
+  RuleLibrary lib(RuleLibraryOptions{.rule_files = {file}}, null_reporter());
   try {
-    optimize_graph(g, o, cost, null_reporter());
+    optimize_graph(g, o, lib, cost, null_reporter());
     FAIL() << "the check should have failed";
   } catch (const Error& e) {
     std::string msg = e.what();
@@ -96,21 +106,21 @@ TEST(OptOptimize, AnUnsoundRuleIsCaughtAndNamed) {
 
 TEST(OptOptimize, DisabledRulesAreNotApplied) {
   Graph g = nasrnn(true, 16, 2);
-  auto o = options({"rules/merges.rules"});
-  o.rules.disabled = {"merge-matmul-sum", "fuse-activation-matmul"};
   auto cost = overhead_bound_machine();
-  auto r = optimize_graph(g, o, cost, null_reporter());
+  auto r = optimize_graph(
+      g, options(), library({"rules/merges.rules"}, {"merge-matmul-sum", "fuse-activation-matmul"}),
+      cost, null_reporter());
   EXPECT_EQ(r.rules_applied.count("merge-matmul-sum"), 0u);
   EXPECT_EQ(r.rules_applied.count("fuse-activation-matmul"), 0u);
-  o.rules.disabled = {"no-such-rule"};
-  EXPECT_THROW(optimize_graph(g, o, cost, null_reporter()), Error);
+  EXPECT_THROW(library({"rules/merges.rules"}, {"no-such-rule"}), Error);
 }
 
 TEST(OptOptimize, InvalidInputGraphIsAnError) {
   Graph g = demo_model();
   g.set_inputs(g.outputs()[0].ref.node, {{9999, 0}});
   auto cost = overhead_bound_machine();
-  EXPECT_THROW(optimize_graph(g, options({}), cost, null_reporter()), Error);
+  EXPECT_THROW(optimize_graph(g, options(), testutil::builtin_library(), cost, null_reporter()),
+               Error);
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "opt/target_memo.h"
 #include "rules/instantiate.h"
 #include "support/overhead_cost.h"
+#include "support/shipped_library.h"
 
 namespace graphsub::opt {
 namespace {
@@ -29,8 +30,7 @@ using testutil::OverheadCost;
 
 // The whole default library (generated rules, merges, built-ins), loaded once.
 const RuleLibrary& library() {
-  static const RuleLibrary lib(RuleLibraryOptions{}, null_reporter());
-  return lib;
+  return testutil::shipped_library();
 }
 
 struct Emitted {

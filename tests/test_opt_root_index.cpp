@@ -7,6 +7,7 @@
 
 #include <set>
 
+#include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "opt/graph_index.h"
 #include "opt/root_filter.h"
@@ -116,7 +117,7 @@ TEST(OptRootIndex, OperatorSetsTellWhichOperatorsAGraphHas) {
 }
 
 const rules::RuleSet& axioms() {
-  static const rules::RuleSet a = rules::load_rules(rules::default_axioms_path());
+  static const rules::RuleSet a = rules::load_rules(driver::shipped_axioms());
   return a;
 }
 

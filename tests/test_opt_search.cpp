@@ -3,6 +3,7 @@
 // replayed steps agree with recomputing from scratch.
 #include <gtest/gtest.h>
 
+#include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "ir/hash.h"
@@ -83,7 +84,7 @@ TEST(OptSearch, RespectsBudgetTimeLimitAndQueueBound) {
 
 TEST(OptSearch, DeduplicatesByCanonicalHash) {
   // Commuting ewadd's operands twice gives back a graph already expanded: it is skipped.
-  auto axioms = rules::load_rules(rules::default_axioms_path());
+  auto axioms = rules::load_rules(driver::shipped_axioms());
   auto rs = rules::parse_rules(R"((rule comm (tensors ?x ?y)
       (source (ewadd ?x ?y)) (target (ewadd ?y ?x))))",
                                "t.rules", &axioms);
@@ -119,7 +120,7 @@ class NearTieCost : public CostModel {
 // A rewrite cheaper only by rounding noise (a relative 1e-12) does not replace the best graph,
 // so the result reports no rule for it; one that saves a tenth does.
 TEST(OptSearch, CostTiesWithinRoundingKeepTheInput) {
-  auto axioms = rules::load_rules(rules::default_axioms_path());
+  auto axioms = rules::load_rules(driver::shipped_axioms());
   auto rs = rules::parse_rules(R"((rule t2s (tensors ?x)
       (source (tanh ?x)) (target (sigmoid ?x))))",
                                "t.rules", &axioms);

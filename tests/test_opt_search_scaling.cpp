@@ -4,6 +4,7 @@
 // check near the change give what the whole-graph passes give.
 #include <gtest/gtest.h>
 
+#include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "opt/graph_hashing.h"
@@ -29,7 +30,7 @@ Graph relu_chain(size_t n) {
 }
 
 std::vector<rules::Rule> parse(const std::string& text) {
-  auto axioms = rules::load_rules(rules::default_axioms_path());
+  auto axioms = rules::load_rules(driver::shipped_axioms());
   return rules::parse_rules(text, "t.rules", &axioms).rules;
 }
 

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 
+#include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/error.h"
 #include "onnx/onnx_model.h"
@@ -31,8 +32,15 @@ std::string chain_model(const std::string& dir, const std::string& name, int mat
   return path;
 }
 
+// The worker the driver starts: the shipped tools/ort_worker.js.
+ort::WorkerOptions shipped_worker() {
+  ort::WorkerOptions o;
+  o.script = driver::ort_worker_script();
+  return o;
+}
+
 ort::Worker& shared_worker() {
-  static ort::Worker worker;  // one Node.js process for the whole file
+  static ort::Worker worker(shipped_worker());  // one Node.js process for the whole file
   return worker;
 }
 
@@ -64,7 +72,7 @@ TEST(OrtWorker, ReportsTheRuntimesErrorAndKeepsServing) {
 
 TEST(OrtWorker, MissingNodeIsReportedNotFatal) {
   std::string why;
-  ort::WorkerOptions o;
+  ort::WorkerOptions o = shipped_worker();
   o.node = "/nonexistent/bin/node";
   auto w = ort::try_start_worker(&why, o);
   EXPECT_EQ(w, nullptr);
@@ -168,10 +176,10 @@ namespace graphsub {
 namespace {
 
 TEST(OrtTarget, DefaultIsOnnxRuntimeAndFallsBackToOnednnWithAReason) {
-  auto t = ort::open_target("");
+  auto t = ort::open_target("", shipped_worker());
   EXPECT_EQ(t.name, "ort");
   EXPECT_NE(t.worker, nullptr);
-  ort::WorkerOptions missing;
+  ort::WorkerOptions missing = shipped_worker();
   missing.node = "/nonexistent/node";
   auto f = ort::open_target("", missing);
   EXPECT_EQ(f.name, "onednn");
@@ -180,7 +188,7 @@ TEST(OrtTarget, DefaultIsOnnxRuntimeAndFallsBackToOnednnWithAReason) {
 }
 
 TEST(OrtTarget, ExplicitOrtThatCannotStartIsAnErrorAndUnknownNamesAreListed) {
-  ort::WorkerOptions missing;
+  ort::WorkerOptions missing = shipped_worker();
   missing.node = "/nonexistent/node";
   EXPECT_THROW(ort::open_target("ort", missing), Error);
   EXPECT_EQ(ort::open_target("onednn", missing).name, "onednn");

@@ -49,9 +49,6 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--max-vars", o->max_vars,
                   "rules with more tensor variables are not sent to the prover (default 5; 0: "
                   "no limit)");
-  cmd->add_option("--name-prefix", o->name_prefix,
-                  "rules are named PREFIX-0001 (and PREFIX-0001-rev); libraries loaded together "
-                  "need different prefixes (default: gen)");
   cmd->add_option("-o,--output", o->output, "rule library to write")->required();
   cmd->callback([o, safety_s, &flags] {
     o->timeout_ms = *safety_s * 1000u;

@@ -51,13 +51,15 @@ void add_search_flags(CLI::App& cmd, driver::SearchJobOptions& s) {
       ->check(CLI::IsMember({"analytic", "measured"}));
   cmd.add_option("--cache-dir", o.cache_dir,
                  "where machine profiles and measured cost tables are cached");
-  cmd.add_option("--rules", o.rules.rule_files,
+  cmd.add_option("--rules", s.rules.rule_files,
                  "rule files to use (default: rules/default.rules, rules/merges.rules and "
                  "rules/activations.rules)");
   cmd.add_flag(
-      "--no-builtin-rules", [&o](int64_t) { o.rules.builtin = false; },
+      "--no-builtin-rules", [&s](int64_t) { s.rules.builtin = false; },
       "do not use the built-in structural rules");
-  cmd.add_option("--disable-rule", o.rules.disabled, "do not use the rule of this name")
+  cmd.add_option("--disable-rule", s.rules.disabled,
+                 "do not use the rule of this name (an equality's name: both directions; "
+                 "NAME~rev: its right-to-left one alone)")
       ->take_all();
   cmd.add_option("--threads", o.threads,
                  "OpenMP threads of the fast executor for the cost model, timings and measured "

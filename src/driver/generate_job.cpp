@@ -4,12 +4,12 @@
 #include <malloc.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <thread>
 
+#include "driver/data_paths.h"
 #include "driver/optimize_options.h"
 #include "driver/rule_jobs.h"
 #include "gen/library_file.h"
@@ -73,7 +73,6 @@ std::string command_line(const GenerateJobOptions& o) {
   if (o.minimal_reads_from != defaults.minimal_reads_from)
     command += fmt::format(" --minimal-reads-from {}", o.minimal_reads_from);
   if (o.max_vars != defaults.max_vars) command += fmt::format(" --max-vars {}", o.max_vars);
-  if (o.name_prefix != defaults.name_prefix) command += " --name-prefix " + o.name_prefix;
   if (!o.output.empty()) command += " -o " + o.output;
   return command;
 }
@@ -91,11 +90,6 @@ std::string unproved_path_of(const GenerateJobOptions& o) {
 GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   if (o.max_ops < 1 || o.max_ops > 4)
     throw OptionError(fmt::format("--max-ops {}: expected 1 to 4", o.max_ops));
-  if (o.name_prefix.empty() || !std::islower(static_cast<unsigned char>(o.name_prefix[0])) ||
-      o.name_prefix.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789") != std::string::npos)
-    throw OptionError(
-        fmt::format("--name-prefix '{}': expected a lower-case letter, then letters and digits",
-                    o.name_prefix));
   check_threads("--threads", o.threads);
   if (o.timeout_ms < 1000 || o.timeout_ms > 86'400'000)
     throw OptionError(fmt::format(
@@ -115,7 +109,7 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   mallopt(M_TOP_PAD, 256 << 20);
   out.threads = o.threads > 0 ? o.threads
                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::string axioms_file = o.axioms.empty() ? rules::default_axioms_path() : o.axioms;
+  std::string axioms_file = o.axioms.empty() ? shipped_axioms() : o.axioms;
   rules::RuleSet axioms = rules::load_rules(axioms_file);
 
   gen::GeneratorOptions opts;
@@ -156,7 +150,10 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   verify::Verifier verifier(axioms, vo);
   out.result = gen::run_generator(opts, gen::verifier_prover(verifier, rep), rep);
 
-  gen::LibraryInfo info{out.command, gen::pool_str(opts.pool), axioms_file, o.name_prefix};
+  // The shipped axioms by their name under the data folder: the header is the same wherever
+  // the checkout lies.
+  gen::LibraryInfo info{out.command, gen::pool_str(opts.pool),
+                        o.axioms.empty() ? std::string(kAxiomsFile) : o.axioms};
   rep.progress("write", 0, 2, "the library");
   out.library = gen::library_text(out.result, info);
   rep.progress("write", 1, 2, "the unproved candidates");

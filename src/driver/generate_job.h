@@ -32,7 +32,6 @@ struct GenerateJobOptions {
   int reduce_from = 4;
   int max_vars = 5;
   int minimal_reads_from = 4;
-  std::string name_prefix = "gen";  // rules are named PREFIX-0001, PREFIX-0001-rev, ...
 };
 
 struct GenerateJobResult {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/data_paths.h"
 #include "driver/latency_guard_step.h"
 #include "ir/error.h"
 #include "ir/print.h"
@@ -27,6 +28,17 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// The shipped ONNX Runtime worker. Without a data folder the worker's own search
+// ($GRAPHSUB_TOOLS_DIR, ./tools) runs, and its error names what is missing.
+ort::WorkerOptions worker_options() {
+  ort::WorkerOptions w;
+  try {
+    w.script = ort_worker_script();
+  } catch (const Error&) {
+  }
+  return w;
+}
+
 std::map<std::string, std::string> search_options_text(const SearchJobOptions& s) {
   const auto& o = s.opt;
   return {{"alpha", fmt::format("{}", o.search.alpha)},
@@ -37,8 +49,8 @@ std::map<std::string, std::string> search_options_text(const SearchJobOptions& s
           {"cost", s.cost},
           {"threads", fmt::format("{}", o.threads)},
           {"seed", fmt::format("{}", o.seed)},
-          {"builtin_rules", o.rules.builtin ? "true" : "false"},
-          {"disabled_rules", fmt::format("{}", fmt::join(o.rules.disabled, ","))}};
+          {"builtin_rules", s.rules.builtin ? "true" : "false"},
+          {"disabled_rules", fmt::format("{}", fmt::join(s.rules.disabled, ","))}};
 }
 
 // The first rule application after which the check fails (binary search over replayed
@@ -95,7 +107,7 @@ void write_dot(const std::string& dir, const std::string& file, const Graph& g,
 }  // namespace
 
 std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep) {
-  return std::make_unique<opt::RuleLibrary>(s.opt.rules, rep);
+  return std::make_unique<opt::RuleLibrary>(resolved(s.rules), rep);
 }
 
 OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_bytes,
@@ -127,7 +139,7 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
 
   // The runtime the model is optimized for: ONNX Runtime by default, priced by its own
   // kernel times; graphsub's oneDNN executor when asked, or when ONNX Runtime is missing.
-  ort::Target target = ort::open_target(o.search.target);
+  ort::Target target = ort::open_target(o.search.target, worker_options());
   report.options["target"] = target.name;
   if (!target.fallback.empty()) {
     report.import_notes.push_back(target.fallback);

@@ -66,7 +66,7 @@ void validate_search(const SearchJobOptions& s) {
     throw OptionError(fmt::format(
         "--threads {}: at most {} (4 x the {} hardware threads, never above 1024; 0: all cores)",
         o.threads, max_threads(), std::max(1u, std::thread::hardware_concurrency())));
-  for (const auto& f : o.rules.rule_files) check_readable_file("--rules", f);
+  for (const auto& f : s.rules.rule_files) check_readable_file("--rules", f);
 }
 
 }  // namespace

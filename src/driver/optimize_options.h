@@ -23,7 +23,9 @@ class OptionError : public Error {
 
 // The search and its cost model: shared by both jobs.
 struct SearchJobOptions {
-  opt::OptimizeOptions opt;  // alpha, budget, time limit, queue, rules, threads, seed
+  opt::OptimizeOptions opt;  // alpha, budget, time limit, queue, threads, seed
+  // The rule files (none: the shipped ones, data_paths.h), built-in rules, disabled names.
+  opt::RuleLibraryOptions rules;
   // The runtime whose costs are optimized (cost_targets()); "": ONNX models ort (falling
   // back to onednn, with a note, where Node.js or onnxruntime-node is missing), built-in
   // models onednn.

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 
+#include "driver/data_paths.h"
 #include "driver/optimize_options.h"
 #include "gen/pool.h"
 #include "opt/rule_transform.h"
+#include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
 
@@ -27,7 +29,7 @@ size_t VerifyJobResult::proved() const {
 
 VerifyJobResult run_verify_job(const VerifyJobOptions& o, Reporter& rep) {
   check_threads("--threads", o.threads);
-  std::string ax = o.axioms.empty() ? rules::default_axioms_path() : o.axioms;
+  std::string ax = o.axioms.empty() ? shipped_axioms() : o.axioms;
   rules::RuleSet axioms = rules::load_rules(ax);
   rules::RuleSet set = o.text.empty() ? rules::load_rules(o.file, &axioms)
                                       : rules::parse_rules(o.text, o.file, &axioms);
@@ -43,7 +45,11 @@ VerifyJobResult run_verify_job(const VerifyJobOptions& o, Reporter& rep) {
   // where every rule of the shipped library type-checks.
   opts.fallback_types = gen::pool_types(gen::default_pool());
   verify::Verifier verifier(std::move(axioms), opts);
-  return {o.file, verifier.verify_all(set.rules, rep)};
+  // An equality is one statement: proved once, in a direction that can drive a rewrite, under
+  // its own name.
+  std::vector<rules::Rule> statements;
+  for (const auto& r : set.rules) statements.push_back(rules::statement(r));
+  return {o.file, verifier.verify_all(statements, rep)};
 }
 
 size_t AxiomCheckJobResult::false_count() const {
@@ -54,7 +60,7 @@ size_t AxiomCheckJobResult::false_count() const {
 AxiomCheckJobResult run_check_axioms_job(const AxiomCheckJobOptions& o, Reporter& rep) {
   check_threads("--threads", o.threads);
   AxiomCheckJobResult out;
-  out.file = o.axioms.empty() ? rules::default_axioms_path() : o.axioms;
+  out.file = o.axioms.empty() ? shipped_axioms() : o.axioms;
   rules::RuleSet set = rules::load_rules(out.file);
   if (!o.only.empty()) {
     std::vector<rules::Rule> keep;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "rules/orientations.h"
 #include "rules/rule_printer.h"
 
 namespace graphsub::gen {
@@ -25,29 +26,28 @@ std::string header(const GeneratorResult& r, const LibraryInfo& info, const char
 
 }  // namespace
 
-std::vector<rules::Rule> rules_of(const Equality& e, const std::string& name) {
-  std::vector<rules::Rule> out;
-  if (usable_direction(e.lhs, e.rhs)) out.push_back(to_rule(e, name, false));
-  if (usable_direction(e.rhs, e.lhs))
-    out.push_back(to_rule(e, name + (out.empty() ? "" : "-rev"), true));
-  return out;
+rules::Rule library_rule(const Equality& e) {
+  rules::Rule r = to_rule(e, "", false);
+  r.both_ways = true;
+  r.name = rules::content_name(r);
+  return r;
 }
 
 std::string library_text(const GeneratorResult& r, const LibraryInfo& info) {
   std::string text = header(r, info, "graphsub rule library");
   size_t directed = 0;
   std::string body;
-  for (size_t i = 0; i < r.rules.size(); ++i) {
-    for (auto& rule : rules_of(r.rules[i], fmt::format("{}-{:04}", info.name_prefix, i + 1))) {
-      body += "\n" + rules::rule_str(rule) + "\n";
-      ++directed;
-    }
+  for (const Equality& e : r.rules) {
+    rules::Rule rule = library_rule(e);
+    directed += rules::orientations(rule).size();
+    body += "\n" + rules::rule_str(rule) + "\n";
   }
   text += fmt::format(
-      ";\n; {} proven equalities, written as {} rules (each direction that can drive a rewrite;\n"
-      "; the reverse of {}-N is {}-N-rev). Every one was proved by the verifier from the\n"
-      "; axioms, or follows from a proved rule by renaming or substitution.\n",
-      r.rules.size(), directed, info.name_prefix, info.name_prefix);
+      ";\n; {} proven equalities, used as {} rules (each direction that can drive a rewrite: the\n"
+      "; equality NAME left to right, NAME~rev right to left). Every one was proved by the "
+      "verifier\n"
+      "; from the axioms, or follows from a proved rule by renaming or substitution.\n",
+      r.rules.size(), directed);
   if (r.conditional > 0)
     text += fmt::format(
         "; {} candidate classes were not proved as stated but were proved under (where ...)\n"

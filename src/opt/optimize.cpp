@@ -63,17 +63,6 @@ std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter
   return std::make_unique<MeasuredCostModel>(dir, m, reporter);
 }
 
-OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, Reporter& reporter) {
-  auto model = make_cost_model(opts, reporter);
-  return optimize_graph(g, opts, *model, reporter);
-}
-
-OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, CostModel& cost,
-                              Reporter& reporter) {
-  RuleLibrary lib(opts.rules, reporter);
-  return optimize_graph(g, opts, lib, cost, reporter);
-}
-
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
                               CostModel& cost, Reporter& reporter) {
   validate(g);

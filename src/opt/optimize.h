@@ -21,7 +21,6 @@ enum class CostKind { Analytic, Measured };
 
 struct OptimizeOptions {
   SearchOptions search;
-  RuleLibraryOptions rules;
   CostKind cost = CostKind::Analytic;
   std::string cache_dir;  // "": default_cache_dir()
   // OpenMP threads of the fast executor when measuring (0: all cores). On a machine shared
@@ -52,14 +51,10 @@ struct OptimizeResult {
 // Builds the cost model the options ask for (measuring the machine on first use).
 std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter& reporter);
 
-// Throws Error when the input graph is invalid, and when the optimized graph fails the
-// numerical check: the message names the first rule application after which the outputs
-// differ (found by replaying the applications).
-OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, Reporter& reporter);
-OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, CostModel& cost,
-                              Reporter& reporter);
-// With a rule library the caller loaded once (opts.rules is then not read): the command line
-// and the Python module load it before the long run and use it again to find a bad rewrite.
+// Searches with the transforms of `lib`, which the caller loads once (src/driver: before the
+// long run, and used again to find a bad rewrite). Throws Error when the input graph is
+// invalid, and when the optimized graph fails the numerical check: the message names the first
+// rule application after which the outputs differ (found by replaying the applications).
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
                               CostModel& cost, Reporter& reporter);
 

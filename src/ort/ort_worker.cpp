@@ -24,9 +24,6 @@ std::string find_worker_script() {
   std::vector<fs::path> candidates;
   if (const char* dir = std::getenv("GRAPHSUB_TOOLS_DIR")) candidates.emplace_back(dir);
   candidates.emplace_back("tools");
-#ifdef GRAPHSUB_SOURCE_DIR_FOR_TOOLS
-  candidates.emplace_back(fs::path(GRAPHSUB_SOURCE_DIR_FOR_TOOLS) / "tools");
-#endif
   for (const auto& dir : candidates) {
     std::error_code ec;
     fs::path p = dir / "ort_worker.js";

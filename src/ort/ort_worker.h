@@ -16,14 +16,15 @@ namespace graphsub::ort {
 
 struct WorkerOptions {
   std::string node = "node";  // the Node.js executable (looked up on PATH)
-  std::string script;         // tools/ort_worker.js; empty: found by find_worker_script()
+  // tools/ort_worker.js as the caller resolved it (driver/data_paths.h); empty: found by
+  // find_worker_script().
+  std::string script;
   // A request that gets no reply in this time ends the worker with an error naming it (a
   // wedged runtime must not hang graphsub).
   std::chrono::seconds reply_timeout{300};
 };
 
-// tools/ort_worker.js: $GRAPHSUB_TOOLS_DIR, then ./tools, then the source tree it was built
-// from; "" when none exists.
+// ort_worker.js in $GRAPHSUB_TOOLS_DIR, else in ./tools; "" when none exists.
 std::string find_worker_script();
 
 class Worker {

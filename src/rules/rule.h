@@ -29,6 +29,9 @@ struct Rule {
   std::vector<TermPtr> constraints;  // boolean terms over parameter variables, e.g. (!= ?a ?b)
   std::vector<TermPtr> source;       // one term per output
   std::vector<TermPtr> target;       // same length as source
+  // An equality (`(equality ...)`, stored once): rewrites in each usable direction,
+  // source = lhs and target = rhs here (rules/orientations.h).
+  bool both_ways = false;
   SourceLocation loc;
 };
 

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -14,6 +13,7 @@
 
 #include "ir/error.h"
 #include "rules/axiom_ops.h"
+#include "rules/orientations.h"
 #include "rules/sexpr.h"
 
 namespace graphsub::rules {
@@ -294,11 +294,63 @@ std::vector<TermPtr> nonempty_terms(TermParser& tp, const SExpr& e, const char* 
   return out;
 }
 
-// Shared by axioms and rules: name, optional doc string, then clauses.
-Rule parse_rule_like(const SExpr& e, bool axiom, const DomainTable& domains) {
-  const char* kw = axiom ? "axiom" : "rule";
+// A rewrite replaces a match of the source: everything the target needs must be bound.
+void check_rewrite(const Rule& r, const SExpr& e) {
+  std::set<std::string> bound;
+  std::vector<const Term*> stack;
+  for (auto& t : r.source) stack.push_back(t.get());
+  while (!stack.empty()) {
+    const Term* t = stack.back();
+    stack.pop_back();
+    if (t->kind == Term::Kind::Var) bound.insert(t->name);
+    for (auto& a : t->args) stack.push_back(a.get());
+  }
+  for (auto& t : r.target) stack.push_back(t.get());
+  for (auto& c : r.constraints) stack.push_back(c.get());
+  while (!stack.empty()) {
+    const Term* t = stack.back();
+    stack.pop_back();
+    if (t->kind == Term::Kind::Var && !bound.count(t->name))
+      fail_at(e.loc, fmt::format(
+                         "rule '{}': ?{} appears in the target or conditions but not in the source",
+                         r.name, t->name));
+    for (auto& a : t->args) stack.push_back(a.get());
+  }
+  for (auto& s : r.source)
+    if (s->kind == Term::Kind::Var)
+      fail_at(
+          e.loc,
+          fmt::format("rule '{}': a source output must apply an operator, not be the variable ?{}",
+                      r.name, s->name));
+}
+
+// An equality must drive a rewrite in at least one direction, and a name of the content form
+// must be its own: a hand edit of a generated equality that kept the name is an error.
+void check_equality(const Rule& r, const SExpr& e) {
+  if (orientations(r).empty())
+    fail_at(e.loc, fmt::format("equality '{}' can drive a rewrite in neither direction (a side "
+                               "is a bare variable or uses a variable the other does not bind)",
+                               r.name));
+  if (is_content_name(r.name) && content_name(r) != r.name)
+    fail_at(e.loc, fmt::format("equality '{}' states an equality whose content name is {}: a name "
+                               "of the form r-XXXXXXXX must be its content's (regenerate the "
+                               "library, or give an edited equality another name)",
+                               r.name, content_name(r)));
+}
+
+enum class ItemKind { Axiom, Rule, Equality };
+
+// Shared by axioms, rules and equalities: name, optional doc string, then clauses.
+Rule parse_rule_like(const SExpr& e, ItemKind kind, const DomainTable& domains) {
+  const bool axiom = kind == ItemKind::Axiom, equality = kind == ItemKind::Equality;
+  const char* kw = axiom ? "axiom" : equality ? "equality" : "rule";
+  // The clauses of the two sides: (source ...) (target ...) in a rule, (lhs ...) (rhs ...) in
+  // an equality (which rewrites both ways), (= lhs rhs) in an axiom.
+  const char* first = equality ? "lhs" : "source";
+  const char* second = equality ? "rhs" : "target";
   Rule r;
   r.loc = e.loc;
+  r.both_ways = equality;
   if (e.items.size() < 2 || !e.items[1].is_atom() || !is_identifier(e.items[1].text))
     fail_at(e.items.size() < 2 ? e.loc : e.items[1].loc,
             fmt::format("expected a name after '{}'", kw));
@@ -316,15 +368,15 @@ Rule parse_rule_like(const SExpr& e, bool axiom, const DomainTable& domains) {
       for (size_t k = 1; k < c.items.size(); ++k) tp.declare_tensor(c.items[k]);
     } else if (h == "params") {
       for (size_t k = 1; k < c.items.size(); ++k) tp.declare_param(c.items[k]);
-    } else if (h == "where" || h == "source" || h == "target" || h == "=") {
+    } else if (h == "where" || h == "source" || h == "target" || h == "lhs" || h == "rhs" ||
+               h == "=") {
       bodies.push_back(&c);
     } else {
-      fail_at(c.loc,
-              fmt::format(
-                  "expected {} in {} '{}', got {}",
-                  axiom ? "(tensors ...), (params ...), (where ...) or (= lhs rhs)"
-                        : "(tensors ...), (params ...), (where ...), (source ...) or (target ...)",
-                  kw, r.name, describe(c)));
+      fail_at(c.loc, fmt::format("expected (tensors ...), (params ...), (where ...), {} in {} "
+                                 "'{}', got {}",
+                                 axiom ? "or (= lhs rhs)"
+                                       : fmt::format("({} ...) or ({} ...)", first, second),
+                                 kw, r.name, describe(c)));
     }
   }
   // Terms before conditions so that conditions may use parameters the terms introduce.
@@ -337,16 +389,17 @@ Rule parse_rule_like(const SExpr& e, bool axiom, const DomainTable& domains) {
       r.source.push_back(tp.tensor_term(c->items[1]));
       r.target.push_back(tp.tensor_term(c->items[2]));
       have_source = have_target = true;
-    } else if (h == "source" && !axiom) {
-      if (have_source) fail_at(c->loc, "a rule has one (source ...)");
-      r.source = nonempty_terms(tp, *c, "source");
+    } else if (h == first && !axiom) {
+      if (have_source) fail_at(c->loc, fmt::format("a {} has one ({} ...)", kw, first));
+      r.source = nonempty_terms(tp, *c, first);
       have_source = true;
-    } else if (h == "target" && !axiom) {
-      if (have_target) fail_at(c->loc, "a rule has one (target ...)");
-      r.target = nonempty_terms(tp, *c, "target");
+    } else if (h == second && !axiom) {
+      if (have_target) fail_at(c->loc, fmt::format("a {} has one ({} ...)", kw, second));
+      r.target = nonempty_terms(tp, *c, second);
       have_target = true;
     } else if (h != "where") {
-      fail_at(c->loc, fmt::format("({} ...) is not allowed in an {}", h, kw));
+      fail_at(c->loc, fmt::format("({} ...) is not allowed in {} {}", h,
+                                  kind == ItemKind::Rule ? "a" : "an", kw));
     }
   }
   for (const SExpr* c : bodies)
@@ -354,46 +407,18 @@ Rule parse_rule_like(const SExpr& e, bool axiom, const DomainTable& domains) {
       for (size_t k = 1; k < c->items.size(); ++k)
         r.constraints.push_back(tp.condition(c->items[k]));
   if (!have_source)
-    fail_at(e.loc,
-            fmt::format("{} '{}' has no {}", kw, r.name, axiom ? "(= lhs rhs)" : "(source ...)"));
-  if (!have_target) fail_at(e.loc, fmt::format("rule '{}' has no (target ...)", r.name));
+    fail_at(e.loc, fmt::format("{} '{}' has no {}", kw, r.name,
+                               axiom ? "(= lhs rhs)" : fmt::format("({} ...)", first)));
+  if (!have_target) fail_at(e.loc, fmt::format("{} '{}' has no ({} ...)", kw, r.name, second));
   if (r.source.size() != r.target.size())
-    fail_at(e.loc, fmt::format("rule '{}' has {} source output(s) but {} target output(s)", r.name,
-                               r.source.size(), r.target.size()));
+    fail_at(e.loc, fmt::format("{} '{}' has {} {} output(s) but {} {} output(s)", kw, r.name,
+                               r.source.size(), first, r.target.size(), second));
   tp.finish(r);
   for (auto& pv : r.param_vars)
     if (domains.any() && !domains.find(pv.domain))
       fail_at(e.loc, fmt::format("parameter ?{} has undeclared domain '{}'", pv.name, pv.domain));
-  if (!axiom) {
-    // A rewrite replaces a match of the source: everything the target needs must be bound.
-    std::set<std::string> bound;
-    std::vector<const Term*> stack;
-    for (auto& t : r.source) stack.push_back(t.get());
-    while (!stack.empty()) {
-      const Term* t = stack.back();
-      stack.pop_back();
-      if (t->kind == Term::Kind::Var) bound.insert(t->name);
-      for (auto& a : t->args) stack.push_back(a.get());
-    }
-    for (auto& t : r.target) stack.push_back(t.get());
-    for (auto& c : r.constraints) stack.push_back(c.get());
-    while (!stack.empty()) {
-      const Term* t = stack.back();
-      stack.pop_back();
-      if (t->kind == Term::Kind::Var && !bound.count(t->name))
-        fail_at(
-            e.loc,
-            fmt::format("rule '{}': ?{} appears in the target or conditions but not in the source",
-                        r.name, t->name));
-      for (auto& a : t->args) stack.push_back(a.get());
-    }
-    for (auto& s : r.source)
-      if (s->kind == Term::Kind::Var)
-        fail_at(e.loc,
-                fmt::format(
-                    "rule '{}': a source output must apply an operator, not be the variable ?{}",
-                    r.name, s->name));
-  }
+  if (kind == ItemKind::Rule) check_rewrite(r, e);
+  if (equality) check_equality(r, e);
   return r;
 }
 
@@ -466,14 +491,18 @@ RuleSet parse_rules(std::string_view text, const std::string& file, const RuleSe
     } else if (h == "shapes") {
       if (out.shapes) fail_at(e.loc, "(shapes ...) declared twice");
       out.shapes = parse_shapes(e);
-    } else if (h == "axiom" || h == "rule") {
-      Rule r = parse_rule_like(e, h == "axiom", domains);
+    } else if (h == "axiom" || h == "rule" || h == "equality") {
+      Rule r = parse_rule_like(e,
+                               h == "axiom"  ? ItemKind::Axiom
+                               : h == "rule" ? ItemKind::Rule
+                                             : ItemKind::Equality,
+                               domains);
       if (!names.insert(r.name).second) fail_at(e.loc, fmt::format("name '{}' used twice", r.name));
       (h == "axiom" ? out.axioms : out.rules).push_back(std::move(r));
     } else {
-      fail_at(e.loc,
-              fmt::format("expected (domain ...), (shapes ...), (axiom ...) or (rule ...), got {}",
-                          describe(e)));
+      fail_at(e.loc, fmt::format("expected (domain ...), (shapes ...), (axiom ...), (rule ...) or "
+                                 "(equality ...), got {}",
+                                 describe(e)));
     }
   }
   return out;
@@ -501,16 +530,6 @@ std::vector<TermPtr> parse_terms(std::string_view text) {
   std::vector<TermPtr> out;
   for (const SExpr& e : read_sexprs(text, "<terms>")) out.push_back(tp.tensor_term(e));
   return out;
-}
-
-std::string default_axioms_path() {
-  const char* rel = "specs/operators.axioms";
-  if (std::filesystem::exists(rel)) return rel;
-#ifdef GRAPHSUB_SOURCE_DIR_FOR_SPECS
-  return std::string(GRAPHSUB_SOURCE_DIR_FOR_SPECS) + "/" + rel;
-#else
-  return rel;
-#endif
 }
 
 }  // namespace graphsub::rules

@@ -22,8 +22,4 @@ TermPtr parse_term(std::string_view text);
 // Every tensor term of `text`, in order ("(relu ?a) ?b").
 std::vector<TermPtr> parse_terms(std::string_view text);
 
-// The default location of the axioms file: specs/operators.axioms under the working
-// directory when present there, else under the source tree graphsub was built from.
-std::string default_axioms_path();
-
 }  // namespace graphsub::rules

@@ -23,7 +23,8 @@ std::string terms(const std::vector<TermPtr>& ts) {
 }  // namespace
 
 std::string rule_str(const Rule& r, bool as_axiom) {
-  std::string s = fmt::format("({} {}", as_axiom ? "axiom" : "rule", r.name);
+  const char* kw = as_axiom ? "axiom" : r.both_ways ? "equality" : "rule";
+  std::string s = fmt::format("({} {}", kw, r.name);
   if (!r.doc.empty()) s += " " + quoted(r.doc);
   if (!r.tensor_vars.empty()) {
     s += "\n  (tensors";
@@ -39,8 +40,8 @@ std::string rule_str(const Rule& r, bool as_axiom) {
   if (as_axiom && r.source.size() == 1 && r.target.size() == 1) {
     s += fmt::format("\n  (= {}\n     {})", term_str(r.source[0]), term_str(r.target[0]));
   } else {
-    s += "\n  (source" + terms(r.source) + ")";
-    s += "\n  (target" + terms(r.target) + ")";
+    s += fmt::format("\n  ({}{})", r.both_ways ? "lhs" : "source", terms(r.source));
+    s += fmt::format("\n  ({}{})", r.both_ways ? "rhs" : "target", terms(r.target));
   }
   return s + ")";
 }

@@ -13,7 +13,7 @@
 // rules are checked nor on the number of threads (tests/test_verify.cpp), and rules are checked in
 // parallel (Z3 contexts are not shared between threads).
 //
-//   rules::RuleSet axioms = rules::load_rules(rules::default_axioms_path());
+//   rules::RuleSet axioms = rules::load_rules("specs/operators.axioms");
 //   verify::Verifier v(axioms);
 //   verify::RuleVerdict r = v.verify(rule);          // one rule
 //   auto all = v.verify_all(rules.rules, reporter);   // many, in parallel

@@ -1,0 +1,32 @@
+#pragma once
+// Where graphsub finds the data it ships beside the code: the rule libraries (rules/), the
+// axioms (specs/operators.axioms) and the ONNX Runtime worker (tools/ort_worker.js). Resolved
+// at run time, once, here; the stages below take the resolved paths.
+#include <string>
+#include <vector>
+
+#include "opt/rule_library.h"
+
+namespace graphsub::driver {
+
+// The folder holding specs/operators.axioms: $GRAPHSUB_DATA_DIR when set (an error when it
+// lacks the axioms); else the first such folder going up from the binary that contains this
+// code (the graphsub executable, the test program, or the Python module's shared object:
+// build/, build/tests/ and build/python/graphsub/ of a build inside the source tree); else
+// the working directory. Throws Error naming the places it looked.
+std::string data_dir();
+
+// The relative path under data_dir() (the shipped names, as library headers state them).
+inline constexpr const char* kAxiomsFile = "specs/operators.axioms";
+std::string shipped_axioms();
+// rules/default.rules (generated), rules/merges.rules and rules/activations.rules (generated
+// over the activations of modern networks), those present.
+std::vector<std::string> shipped_rule_files();
+// tools/ort_worker.js.
+std::string ort_worker_script();
+
+// `o` with the shipped rule files when it names none, and the shipped axioms (when a data
+// folder is found).
+opt::RuleLibraryOptions resolved(opt::RuleLibraryOptions o);
+
+}  // namespace graphsub::driver
