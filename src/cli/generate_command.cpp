@@ -42,13 +42,15 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "those only");
   cmd->add_option("--reduce-from", o->reduce_from,
                   "classify candidates with a side of this many operators or more in their "
-                  "reduced form (common subgraphs taken out; default 4)");
+                  "reduced form (common subgraphs taken out)")
+      ->capture_default_str();
   cmd->add_option("--minimal-reads-from", o->minimal_reads_from,
                   "from this --max-ops on, the largest graphs read no value that a smaller "
-                  "graph computes (default 4; 0: never)");
+                  "graph computes (0: never)")
+      ->capture_default_str();
   cmd->add_option("--max-vars", o->max_vars,
-                  "rules with more tensor variables are not sent to the prover (default 5; 0: "
-                  "no limit)");
+                  "rules with more tensor variables are not sent to the prover (0: no limit)")
+      ->capture_default_str();
   cmd->add_option("-o,--output", o->output, "rule library to write")->required();
   cmd->callback([o, safety_s, &flags] {
     o->timeout_ms = *safety_s * 1000u;
