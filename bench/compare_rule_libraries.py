@@ -2,7 +2,8 @@
 """Compares an old-style generated library (each direction a `(rule gen-N ...)`) with the
 library graphsub loads now (each equality stored once, its directions derived at load).
 
-    PYTHONPATH=build/python bench/compare_rule_libraries.py OLD.rules NEW.rules
+    git show 6c6ca27:rules/default.rules > /tmp/old.rules    # the last positional library
+    PYTHONPATH=build/python bench/compare_rule_libraries.py /tmp/old.rules rules/default.rules
 
 Lists the directed rules the new file gives (graphsub.rules, i.e. the loader itself) and the
 rules of the old file, both without names, and reports whether the two sequences are equal
