@@ -169,8 +169,18 @@ TEST(RuleFile, ErrorsCarryFileLineAndColumn) {
   EXPECT_EQ(err("(rule r (source (relu ?x)) (target ?x))\n(rule r (source (relu ?x)) (target ?x))")
                 .rfind("bad.rules:2:1: name 'r' used twice", 0),
             0u);
-  EXPECT_EQ(err("(frob)").rfind(
-                "bad.rules:1:1: expected (domain ...), (shapes ...), (axiom ...) or (rule ...)", 0),
+  EXPECT_EQ(err("(frob)").rfind("bad.rules:1:1: expected (domain ...), (shapes ...), (axiom ...), "
+                                "(rule ...) or (equality ...)",
+                                0),
+            0u);
+  EXPECT_EQ(err("(equality e (lhs ?x) (rhs (split0 0 (concat 0 ?x ?y))) (rhs (relu ?x)))")
+                .rfind("bad.rules:1:56: an equality has one (rhs ...)", 0),
+            0u);
+  EXPECT_EQ(err("(equality e (source (relu ?x)) (target ?x))")
+                .rfind("bad.rules:1:13: (source ...) is not allowed in an equality", 0),
+            0u);
+  EXPECT_EQ(err("(equality e (lhs ?x) (rhs (relu ?y)))")
+                .rfind("bad.rules:1:1: equality 'e' can drive a rewrite in neither direction", 0),
             0u);
   EXPECT_EQ(err("(rule r (source ?x) (target ?x))")
                 .rfind("bad.rules:1:1: rule 'r': a source output must apply an operator", 0),

@@ -344,6 +344,7 @@ enum class ItemKind { Axiom, Rule, Equality };
 Rule parse_rule_like(const SExpr& e, ItemKind kind, const DomainTable& domains) {
   const bool axiom = kind == ItemKind::Axiom, equality = kind == ItemKind::Equality;
   const char* kw = axiom ? "axiom" : equality ? "equality" : "rule";
+  const char* article = kind == ItemKind::Rule ? "a" : "an";
   // The clauses of the two sides: (source ...) (target ...) in a rule, (lhs ...) (rhs ...) in
   // an equality (which rewrites both ways), (= lhs rhs) in an axiom.
   const char* first = equality ? "lhs" : "source";
@@ -390,16 +391,15 @@ Rule parse_rule_like(const SExpr& e, ItemKind kind, const DomainTable& domains) 
       r.target.push_back(tp.tensor_term(c->items[2]));
       have_source = have_target = true;
     } else if (h == first && !axiom) {
-      if (have_source) fail_at(c->loc, fmt::format("a {} has one ({} ...)", kw, first));
+      if (have_source) fail_at(c->loc, fmt::format("{} {} has one ({} ...)", article, kw, first));
       r.source = nonempty_terms(tp, *c, first);
       have_source = true;
     } else if (h == second && !axiom) {
-      if (have_target) fail_at(c->loc, fmt::format("a {} has one ({} ...)", kw, second));
+      if (have_target) fail_at(c->loc, fmt::format("{} {} has one ({} ...)", article, kw, second));
       r.target = nonempty_terms(tp, *c, second);
       have_target = true;
     } else if (h != "where") {
-      fail_at(c->loc, fmt::format("({} ...) is not allowed in {} {}", h,
-                                  kind == ItemKind::Rule ? "a" : "an", kw));
+      fail_at(c->loc, fmt::format("({} ...) is not allowed in {} {}", h, article, kw));
     }
   }
   for (const SExpr* c : bodies)
