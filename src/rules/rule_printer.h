@@ -7,7 +7,8 @@
 namespace graphsub::rules {
 
 // (rule NAME "doc" (tensors ...) (params ...) (where ...) (source ...) (target ...)), one
-// clause per line; an equality (Rule::both_ways) as (equality NAME ... (lhs ...) (rhs ...)). With `as_axiom` the single output pair prints as (= lhs rhs).
+// clause per line; an equality (Rule::both_ways) as (equality NAME ... (lhs ...) (rhs ...)).
+// With `as_axiom` the single output pair prints as (= lhs rhs).
 std::string rule_str(const Rule& r, bool as_axiom = false);
 std::string domain_str(const ParamDomain& d);
 std::string shapes_str(const ShapeSpace& s);
