@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/candidate_samples.h"
 #include "driver/data_paths.h"
 #include "ir/report.h"
 #include "ir/text.h"
@@ -107,24 +108,7 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// A graph reached from `g` by `steps` random rewrites (every candidate of every transform is
-// equally likely at each step), seeded: the samples are the same on every run.
-Graph random_rewrite(const Graph& g, const std::vector<const opt::Transform*>& transforms,
-                     int steps, std::mt19937_64& rng) {
-  Graph cur = g;
-  for (int s = 0; s < steps; ++s) {
-    opt::GraphIndex ix(cur);
-    std::vector<Graph> cands;
-    std::vector<NodeId> order;
-    for (auto* t : transforms)
-      t->apply(ix, [&](opt::Candidate&& c) {
-        if (opt::topological_order(c.graph, order)) cands.push_back(std::move(c.graph));
-      });
-    if (cands.empty()) break;
-    cur = std::move(cands[rng() % cands.size()]);
-  }
-  return cur;
-}
+using driver::random_rewrite;  // seeded: the samples are the same on every run
 
 struct Sample {
   std::string model;

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """ONNX Runtime sweep: original against graphsub-optimized models where users run them.
 
-Usage: /usr/bin/python3 bench/ort_sweep.py [--out DIR] [--runs N] [--threads T]
-                                           [--flags "OPTIMIZE FLAGS"] [MODEL ...]
+Usage: /usr/bin/python3 bench/ort_sweep.py [--out DIR] [--runs N] [--threads T] [--cold]
+                                           [--correlation] [--flags "OPTIMIZE FLAGS"] [MODEL ...]
 Models: tv:NAME (a torchvision classifier exported by tools/export_torchvision.py at opset 13,
 random weights), builtin:NAME (a built-in model written by `graphsub export-onnx`), or a path
 to an .onnx file. Default: the four torchvision models of the tests and the 8 built-ins.
@@ -14,7 +14,19 @@ and times all three in rotation, run by run, N runs each (medians). ONNX node co
 from the files; "headroom" is the share of the original's ONNX Runtime kernel time (per-node
 profiling) spent outside the compute kernels (Conv, MatMul, Gemm and ONNX Runtime's fused
 forms of them), i.e. the most that removing, merging or fusing the other operators could
-save. Prints a Markdown table and the geometric-mean speedup.
+save; "taken" is the share of that headroom the written model saved (1 - written/original,
+over headroom).
+
+--cold: first optimize each model with an empty cost table (its own --cache-dir under OUT:
+every operator configuration is measured in ONNX Runtime; "cold s"), then again with that
+table warm (the run whose file is timed; "warm s"); search and guard seconds come from the
+warm run's --report-json.
+--correlation: the warm run also writes sampled candidate graphs (--dump-candidates: the
+original, graphs along the search's path, its finalists, random rewrites of the original)
+with their predicted latency; each is timed end to end in the same worker (rotated, medians)
+and the Spearman rank correlation of predicted against measured latency is printed per model
+and over all models' samples together, with the median relative error.
+Prints a Markdown table and the geometric-mean speedup.
 Needs a Release build (BUILD_DIR, default build), node with onnxruntime-node (npm ci) and
 Debian's python3-onnx, python3-torch, python3-torchvision.
 """
@@ -24,6 +36,7 @@ import json
 import math
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -84,6 +97,60 @@ def op_counts(path):
     return collections.Counter(n.op_type for n in m.graph.node)
 
 
+def ranks(v):
+    order = sorted(range(len(v)), key=lambda i: v[i])
+    r = [0.0] * len(v)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            r[order[k]] = (i + j) / 2.0
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    """Spearman rank correlation (average ranks for ties); None below 3 samples or no spread."""
+    if len(a) < 3:
+        return None
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.mean(ra), statistics.mean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra)
+    vb = sum((y - mb) ** 2 for y in rb)
+    return cov / math.sqrt(va * vb) if va > 0 and vb > 0 else None
+
+
+def time_models(worker, paths, runs, threads):
+    """Median ms of each path, all loaded in one worker and timed rotated run by run."""
+    ids = [f"m{i}" for i in range(len(paths))]
+    for id_, path in zip(ids, paths):
+        worker.call(op="load", id=id_, path=path, threads=threads)
+    ms = worker.call(op="time", ids=ids, runs=runs, warmup=2)["ms"]
+    for id_ in ids:
+        worker.call(op="unload", id=id_)
+    return [statistics.median(ms[i]) for i in ids]
+
+
+def sample_correlation(worker, dump_dir, runs, threads):
+    """(predicted, measured) ms of every candidate graph graphsub dumped."""
+    with open(os.path.join(dump_dir, "candidates.json")) as f:
+        cands = json.load(f)
+    paths = [os.path.join(dump_dir, c["file"]) for c in cands]
+    measured = time_models(worker, paths, runs, threads)
+    return [c["predicted_ms"] for c in cands], measured
+
+
+def run_optimize(graphsub, orig, opt, log, flags):
+    t0 = time.monotonic()
+    with open(log, "w") as f:
+        res = subprocess.run([graphsub, "optimize", orig, "-o", opt] + flags,
+                             stdout=f, stderr=subprocess.STDOUT)
+    return res.returncode, time.monotonic() - t0
+
+
 def counts_change(a, b):
     changed = [f"{op} {a.get(op, 0)}->{b.get(op, 0)}" for op in sorted(set(a) | set(b))
                if a.get(op, 0) != b.get(op, 0)]
@@ -97,27 +164,45 @@ def main():
     p.add_argument("--runs", type=int, default=20)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--flags", default="")
+    p.add_argument("--cold", action="store_true", help="time a cold-table run first")
+    p.add_argument("--correlation", action="store_true",
+                   help="time sampled candidate graphs against their predicted latency")
     a = p.parse_args()
     graphsub = os.path.join(ROOT, os.environ.get("BUILD_DIR", "build"), "graphsub")
     if not os.access(graphsub, os.X_OK):
         sys.exit(f"ort_sweep: {graphsub} is not built")
     os.makedirs(os.path.join(a.out, "opt"), exist_ok=True)
     worker = Worker()
-    rows, speedups = [], []
+    rows, speedups, taken = [], [], []
+    all_pred, all_meas, corr_rows = [], [], []
     for model in a.models:
         orig, label = original_file(model, a.out, graphsub)
         base = os.path.splitext(os.path.basename(orig))[0] + "." + model.partition(":")[0]
         opt = os.path.join(a.out, "opt", base + ".opt.onnx")
         log = os.path.join(a.out, "opt", base + ".log")
-        t0 = time.monotonic()
-        with open(log, "w") as f:
-            res = subprocess.run([graphsub, "optimize", orig, "-o", opt] + a.flags.split(),
-                                 stdout=f, stderr=subprocess.STDOUT)
-        secs = time.monotonic() - t0
-        if res.returncode != 0:
+        report = os.path.join(a.out, "opt", base + ".report.json")
+        flags = a.flags.split() + ["--report-json", report]
+        cold = None
+        if a.cold:
+            cache = os.path.join(a.out, "cache", base)
+            shutil.rmtree(cache, ignore_errors=True)
+            flags += ["--cache-dir", cache]
+            rc, cold = run_optimize(graphsub, orig, opt, log + ".cold", flags)
+            if rc != 0:
+                cold = None
+        dump = os.path.join(a.out, "candidates", base)
+        if a.correlation:
+            shutil.rmtree(dump, ignore_errors=True)
+            flags += ["--dump-candidates", dump]
+        rc, secs = run_optimize(graphsub, orig, opt, log, flags)
+        if rc != 0:
             print(f"ort_sweep: optimizing {label} failed; see {log}", file=sys.stderr)
-            rows.append(f"| {label} | optimize failed (exit {res.returncode}) | | | | | | |")
+            rows.append(f"| {label} | optimize failed (exit {rc}) |" + " |" * 9)
             continue
+        with open(report) as f:
+            timings = json.load(f).get("timings", {})
+        search_guard = timings.get("search_s", 0) + sum(
+            v for k, v in timings.items() if k.startswith("guard") and isinstance(v, float))
         for id_, path in (("A", orig), ("A2", orig), ("B", opt)):
             worker.call(op="load", id=id_, path=path, threads=a.threads)
         ms = worker.call(op="time", ids=["A", "A2", "B"], runs=a.runs, warmup=2)["ms"]
@@ -133,24 +218,46 @@ def main():
         speedup = orig_ms / med["B"]
         control = med["A2"] / med["A"]
         speedups.append(speedup)
+        share = (1 - 1 / speedup) / headroom if headroom > 0 else float("nan")
+        taken.append(share)
         ca, cb = op_counts(orig), op_counts(opt)
+        cold_s = f"{cold:.1f}" if cold is not None else "-"
         rows.append(f"| {label} | {sum(ca.values())} -> {sum(cb.values())} ({counts_change(ca, cb)}) | "
-                    f"{secs:.1f} | {orig_ms:.2f} | {med['B']:.2f} | {speedup:.3f}x | {control:.3f}x | "
-                    f"{100 * headroom:.1f}% |")
+                    f"{cold_s} | {secs:.1f} | {search_guard:.1f} | {orig_ms:.2f} | {med['B']:.2f} | "
+                    f"{speedup:.3f}x | {control:.3f}x | {100 * headroom:.1f}% | {100 * share:.0f}% |")
         print(rows[-1], file=sys.stderr, flush=True)
+        if a.correlation and os.path.exists(os.path.join(dump, "candidates.json")):
+            pred, meas = sample_correlation(worker, dump, a.runs, a.threads)
+            all_pred += pred
+            all_meas += meas
+            rho = spearman(pred, meas)
+            err = statistics.median(abs(p - m) / m for p, m in zip(pred, meas))
+            corr_rows.append(f"| {label} | {len(pred)} | {min(meas):.2f}-{max(meas):.2f} | "
+                             f"{min(pred):.2f}-{max(pred):.2f} | "
+                             f"{'n/a' if rho is None else f'{rho:+.2f}'} | {100 * err:.0f}% |")
+            print(corr_rows[-1], file=sys.stderr, flush=True)
     worker.close()
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")),
                platform.processor())
     print(f"\nONNX Runtime {worker.version}, graph optimizations all, {a.threads} intra-op thread(s), "
           f"median of {a.runs} runs rotated A A' B; {time.strftime('%Y-%m-%d', time.gmtime())}, {cpu}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}\n")
-    print("| model | ONNX nodes (changed op types) | graphsub s | original ms | written ms | speedup "
-          "| A/A control | headroom |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| model | ONNX nodes (changed op types) | cold s | warm s | search+guard s | original ms "
+          "| written ms | speedup | A/A control | headroom | taken |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     if speedups:
         g = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
         print(f"\ngeometric-mean speedup over {len(speedups)} models: {g:.3f}x")
+    if corr_rows:
+        print("\nPredicted against measured end-to-end latency of sampled candidate graphs:\n")
+        print("| model | samples | measured ms | predicted ms | rank corr. | median error |")
+        print("|---|---|---|---|---|---|")
+        print("\n".join(corr_rows))
+        rho = spearman(all_pred, all_meas)
+        err = statistics.median(abs(p - m) / m for p, m in zip(all_pred, all_meas))
+        print(f"\nover all {len(all_pred)} samples: rank correlation "
+              f"{'n/a' if rho is None else f'{rho:+.3f}'}, median relative error {100 * err:.0f}%")
 
 
 if __name__ == "__main__":

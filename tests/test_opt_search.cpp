@@ -3,6 +3,8 @@
 // replayed steps agree with recomputing from scratch.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/error.h"
@@ -65,6 +67,31 @@ TEST(OptSearch, IsDeterministic) {
     EXPECT_EQ(a.steps[i].rule, b.steps[i].rule);
     EXPECT_EQ(a.steps[i].where, b.steps[i].where);
   }
+}
+
+TEST(OptSearch, ReturnsDistinctRunnersUpCheapestFirst) {
+  Graph g = nasrnn(true, 16, 2);
+  auto lib = library();
+  OverheadCost cost;
+  SearchOptions o{.budget = 40};
+  o.finalists = 4;
+  SearchResult r = search(g, lib.transforms(), cost, o, null_reporter());
+  ASSERT_EQ(r.runners_up.size(), 3u);
+  std::set<uint64_t> hashes = {structural_hash(r.best), structural_hash(g)};
+  double previous = r.best_cost;
+  for (const RunnerUp& u : r.runners_up) {
+    EXPECT_TRUE(hashes.insert(structural_hash(u.graph)).second) << "a runner-up repeats a graph";
+    EXPECT_GE(u.cost, previous * (1 - 1e-9));  // cheapest first, none cheaper than the best
+    EXPECT_LT(u.cost, r.initial_cost);
+    previous = u.cost;
+    auto c = check_equivalent(g, u.graph, 2);
+    EXPECT_TRUE(c.ok) << c.detail;
+  }
+  // The best is the same as without runners-up: keeping them changes nothing else.
+  OverheadCost again;
+  SearchResult plain = search(g, lib.transforms(), again, {.budget = 40}, null_reporter());
+  EXPECT_EQ(structural_hash(plain.best), structural_hash(r.best));
+  EXPECT_TRUE(plain.runners_up.empty());
 }
 
 TEST(OptSearch, RespectsBudgetTimeLimitAndQueueBound) {

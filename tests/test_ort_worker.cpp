@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 
 #include "driver/data_paths.h"
 #include "ir/builder.h"
@@ -113,6 +114,73 @@ TEST(LatencyGuard, KeepsTheSearchsChoiceUnlessAnotherIsFasterBeyondNoise) {
   EXPECT_EQ(r.chosen, 1) << r.verdict;  // the second candidate is far faster
   EXPECT_GT(r.speedup(), 2.0);
   EXPECT_GE(r.noise, o.min_noise);
+}
+
+// A timer that returns fixed runs per path, so the guard's choice is tested without timing.
+ort::TimeModels fake_timer(std::map<std::string, std::vector<double>> runs) {
+  return [runs](const std::vector<std::string>& paths, const ort::GuardOptions&) {
+    std::vector<std::vector<double>> out;
+    for (const auto& p : paths) out.push_back(runs.at(p));
+    return out;
+  };
+}
+
+ort::GuardOptions three_runs() {
+  ort::GuardOptions o;
+  o.runs = 3;
+  return o;
+}
+
+TEST(LatencyGuard, WritesTheFastestCandidateWhenItBeatsTheSearchsChoiceBeyondNoise) {
+  auto time = fake_timer({{"orig", {10, 10.1, 10.2}},
+                          {"c0", {9.5, 9.6, 9.4}},
+                          {"c1", {7.0, 7.1, 6.9}},
+                          {"c2", {6.0, 6.1, 5.9}}});
+  auto r = ort::guard_latency(time, "orig", {"c0", "c1", "c2"}, three_runs());
+  EXPECT_EQ(r.chosen, 2) << r.verdict;
+  EXPECT_NEAR(r.speedup(), 10.1 / 6.0, 1e-9);
+  EXPECT_NE(r.verdict.find("candidate 3 of 3"), std::string::npos) << r.verdict;
+}
+
+TEST(LatencyGuard, KeepsTheSearchsChoiceWhenRunnersUpAreWithinNoise) {
+  // c1 is 3% faster: inside the 5% band, so the cheapest predicted graph stays.
+  auto time =
+      fake_timer({{"orig", {10, 10, 10}}, {"c0", {8.0, 8.0, 8.0}}, {"c1", {7.8, 7.76, 7.8}}});
+  auto r = ort::guard_latency(time, "orig", {"c0", "c1"}, three_runs());
+  EXPECT_EQ(r.chosen, 0) << r.verdict;
+  EXPECT_NE(r.verdict.find("cheapest predicted of 2"), std::string::npos) << r.verdict;
+}
+
+TEST(LatencyGuard, ARunnerUpFasterOnlyInItsMedianIsNotChosen) {
+  // Faster in the medians but not in the fastest runs: that is load, not the model.
+  auto time =
+      fake_timer({{"orig", {10, 10, 10}}, {"c0", {8.0, 9.0, 5.0}}, {"c1", {6.0, 6.0, 6.0}}});
+  auto r = ort::guard_latency(time, "orig", {"c0", "c1"}, three_runs());
+  EXPECT_EQ(r.chosen, 0) << r.verdict;
+}
+
+TEST(LatencyGuard, WritesTheOriginalWhenEveryCandidateIsSlowerBeyondNoise) {
+  auto time = fake_timer({{"orig", {5, 5, 5}}, {"c0", {8, 8, 8}}, {"c1", {7, 7, 7}}});
+  auto r = ort::guard_latency(time, "orig", {"c0", "c1"}, three_runs());
+  EXPECT_EQ(r.chosen, -1) << r.verdict;
+  EXPECT_NE(r.verdict.find("written back"), std::string::npos) << r.verdict;
+  EXPECT_DOUBLE_EQ(r.speedup(), 1.0);
+}
+
+TEST(LatencyGuard, AWideAaBandWidensTheNoise) {
+  // The original timed twice differs by 20%: a 10% faster candidate is inside that band.
+  std::map<std::string, std::vector<double>> runs = {{"c0", {9, 9, 9}}};
+  int calls = 0;
+  ort::TimeModels time = [&](const std::vector<std::string>& paths, const ort::GuardOptions&) {
+    ++calls;
+    std::vector<std::vector<double>> out = {{10, 10, 10}, {12, 12, 12}};
+    for (size_t i = 2; i < paths.size(); ++i) out.push_back(runs.at(paths[i]));
+    return out;
+  };
+  auto r = ort::guard_latency(time, "orig", {"c0"}, three_runs());
+  EXPECT_EQ(calls, 1);
+  EXPECT_NEAR(r.noise, 0.2, 1e-9);
+  EXPECT_EQ(r.chosen, 0);  // not slower than the original beyond the band either
 }
 
 TEST(LatencyGuard, RefusesTooFewRunsForAMedian) {

@@ -94,7 +94,16 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
                      fmt::format("--target ort: timed runs of the original (twice) and the "
                                  "optimized model in ONNX Runtime before writing; a result slower "
                                  "beyond the noise band is not written (0: no guard; default {})",
-                                 driver::kDefaultGuardRuns))};
+                                 driver::kDefaultGuardRuns)),
+      cmd.add_option("--guard-candidates", o.guard_candidates,
+                     fmt::format("--target ort: distinct graphs the guard times, the search's best "
+                                 "and its runners-up; the fastest beyond the noise band is written "
+                                 "(default {})",
+                                 driver::kDefaultGuardCandidates)),
+      cmd.add_option(
+          "--dump-candidates", o.dump_candidates,
+          "debugging: write sampled candidate graphs (the search's path, finalists, "
+          "random rewrites) and their predicted costs (candidates.json) to this folder")};
 }
 
 void add_model_flags(CLI::App& cmd, OptimizeCommandOptions& c) {

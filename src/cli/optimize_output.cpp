@@ -108,6 +108,13 @@ void OnnxJobPrinter::guarded(const ort::GuardResult& g) {
   // search found.
   if (quiet_ && g.chosen >= 0) return;
   fmt::print("latency guard: {}\n", g.verdict);
+  if (quiet_ || g.candidates.size() < 2) return;
+  fmt::print("  original     predicted {:9.3f} ms, measured {:9.3f} ms\n", g.original.predicted_ms,
+             g.original_ms);
+  for (size_t i = 0; i < g.candidates.size(); ++i)
+    fmt::print("  candidate {}  predicted {:9.3f} ms, measured {:9.3f} ms{}\n", i + 1,
+               g.candidates[i].predicted_ms, g.candidates[i].median_ms,
+               static_cast<int>(i) == g.chosen ? "  <- written" : "");
 }
 
 void print_written(const std::string& output) {

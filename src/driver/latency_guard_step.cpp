@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -31,9 +32,11 @@ class ScratchDir {
 
 }  // namespace
 
-GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m, const Graph& optimized,
-                            const std::string& original_path, const std::string* model_bytes,
-                            const ExportOptions& eo, int runs, Reporter& rep) {
+GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
+                            const std::vector<GuardCandidate>& candidates,
+                            double original_predicted_ms, const std::string& original_path,
+                            const std::string* model_bytes, const ExportOptions& eo, int runs,
+                            Reporter& rep) {
   GuardStep step;
   ScratchDir dir;
   std::string original = original_path;
@@ -54,20 +57,27 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m, const G
     rep.warn(step.note);
     return step;
   }
-  std::string candidate = dir.file("optimized.onnx");
-  ExportOptions ceo = eo;
-  ceo.opset = eo.opset;
-  export_onnx_file(optimized, m.info.get(), candidate, ceo);
-  rep.progress("guard", 0, 0, "timing the original and the optimized model in ONNX Runtime");
+  std::vector<std::string> files;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    files.push_back(dir.file(fmt::format("candidate{}.onnx", i)));
+    export_onnx_file(*candidates[i].graph, m.info.get(), files.back(), eo);
+  }
+  rep.progress(
+      "guard", 0, 0,
+      fmt::format("timing the original and {} candidate(s) in ONNX Runtime", files.size()));
   ort::GuardOptions g;
   g.runs = runs;
   try {
-    step.result = ort::guard_latency(worker, original, {candidate}, g);
+    step.result = ort::guard_latency(worker, original, files, g);
   } catch (const Error& e) {
     throw Error(fmt::format(
         "the optimized model does not run in ONNX Runtime ({}); nothing was written", e.what()));
   }
+  step.result->original.predicted_ms = original_predicted_ms;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    step.result->candidates[i].predicted_ms = candidates[i].predicted_ms;
   step.write_original = step.result->chosen < 0;
+  step.chosen = std::max(0, step.result->chosen);
   return step;
 }
 

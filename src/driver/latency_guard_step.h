@@ -1,10 +1,12 @@
 #pragma once
 // The ONNX job's last step before writing, for the ort target: the original file and the
-// optimized model are timed end to end in ONNX Runtime (ort/latency_guard.h), and a result
-// slower than the original beyond the noise band is replaced by the original as imported
-// (cleaned: Identity/Dropout removed, shape computations folded).
+// search's few best distinct graphs are timed end to end in ONNX Runtime
+// (ort/latency_guard.h); the search's choice is written unless another candidate is faster
+// beyond the noise band, and a result slower than the original beyond the band is replaced by
+// the original as imported (cleaned: Identity/Dropout removed, shape computations folded).
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "onnx/onnx_model.h"
 #include "ort/latency_guard.h"
@@ -14,12 +16,22 @@ namespace graphsub::driver {
 struct GuardStep {
   std::optional<ort::GuardResult> result;  // unset when the guard could not run
   bool write_original = false;
+  int chosen = 0;    // index into the candidates given (when write_original is false)
   std::string note;  // why the guard did not run ("" when it did)
 };
 
-// `original_path`: the input file, or "" with the model in `model_bytes`.
-GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m, const Graph& optimized,
-                            const std::string& original_path, const std::string* model_bytes,
-                            const ExportOptions& eo, int runs, Reporter& rep);
+// A graph the guard may write, with the cost model's price of it.
+struct GuardCandidate {
+  const Graph* graph = nullptr;
+  double predicted_ms = 0;
+};
+
+// `original_path`: the input file, or "" with the model in `model_bytes`. `candidates`: the
+// search's choice first, then its runners-up, cheapest predicted first.
+GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
+                            const std::vector<GuardCandidate>& candidates,
+                            double original_predicted_ms, const std::string& original_path,
+                            const std::string* model_bytes, const ExportOptions& eo, int runs,
+                            Reporter& rep);
 
 }  // namespace graphsub::driver

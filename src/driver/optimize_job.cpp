@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/candidate_samples.h"
 #include "driver/data_paths.h"
 #include "driver/latency_guard_step.h"
 #include "ir/error.h"
@@ -23,6 +24,10 @@ namespace graphsub::driver {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// Random rewrites among the graphs --dump-candidates writes (with the original, the search's
+// path and its finalists): enough to spread the costs beyond the search's own graphs.
+constexpr int kDumpedRandomSamples = 6;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -94,6 +99,19 @@ std::string mismatch_message(const opt::OptimizeResult& r, const OnnxJobOptions&
       o.rtol, o.atol, advice);
 }
 
+// Whether `g` computes what the imported model computes: at the import's shapes and at the
+// second value of each symbolic dimension, as the search's choice is checked.
+bool passes_checks(const ImportedModel& m, const Graph& g, const OnnxJobOptions& o, uint64_t seed,
+                   CheckExecutor ex, Reporter& rep) {
+  if (!check_results(m.graph, g, o.check_runs, seed, o.rtol, o.atol, ex, rep).ok) return false;
+  for (size_t p = 0; p < m.info->symbolic.size(); ++p)
+    if (!check_results(m.alt_graphs[p], instantiate_symbolic(g, *m.info, p), o.check_runs, seed,
+                       o.rtol, o.atol, ex, rep)
+             .ok)
+      return false;
+  return true;
+}
+
 void write_dot(const std::string& dir, const std::string& file, const Graph& g,
                const std::string& title) {
   std::filesystem::create_directories(dir);
@@ -148,6 +166,12 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   // The ONNX job runs its own check (below): it handles opaque nodes and several runs.
   opt::OptimizeOptions opts = optimizer_options(o.search);
   opts.check = false;
+  int guard_runs = o.guard_runs < 0 ? kDefaultGuardRuns : o.guard_runs;
+  bool guarded = target.worker && guard_runs > 0;
+  // The guard times the few best distinct graphs: the search keeps them.
+  if (guarded)
+    opts.search.finalists =
+        static_cast<size_t>(o.guard_candidates < 0 ? kDefaultGuardCandidates : o.guard_candidates);
   std::unique_ptr<opt::CostModel> cost;
   if (target.worker) {
     report.options["cost"] = "ort";
@@ -204,17 +228,36 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   ExportOptions eo;
   eo.external_data = o.external_data;
   eo.opset = o.opset;
+  if (!o.dump_candidates.empty()) {
+    size_t n =
+        dump_candidates(o.dump_candidates, m, r, lib, *cost, kDumpedRandomSamples, opts.seed, eo);
+    rep.progress("dump", 0, 0, fmt::format("{} candidate graphs in {}", n, o.dump_candidates));
+  }
   const Graph* written = &r.optimized;
-  int guard_runs = o.guard_runs < 0 ? kDefaultGuardRuns : o.guard_runs;
-  if (target.worker && guard_runs > 0) {
+  if (guarded) {
     t = Clock::now();
-    GuardStep g = run_latency_guard(*target.worker, m, r.optimized, o.input, model_bytes, eo,
-                                    guard_runs, rep);
+    std::vector<GuardCandidate> cands = {{&r.optimized, r.final_cost / 1e3}};
+    for (const opt::RunnerUp& u : r.runners_up) {
+      // A runner-up may be written too: it passes the same checks as the search's choice,
+      // or is left out (and said: a rule broke it).
+      if (o.check_runs > 0 && o.search.opt.check &&
+          !passes_checks(m, u.graph, o, opts.seed, ex, rep)) {
+        rep.warn(
+            "a runner-up graph of the search does not compute what the original computes; "
+            "the latency guard leaves it out");
+        continue;
+      }
+      cands.push_back({&u.graph, u.cost / 1e3});
+    }
+    report.seconds["guard check"] = seconds_since(t);
+    t = Clock::now();
+    GuardStep g = run_latency_guard(*target.worker, m, cands, r.initial_cost / 1e3, o.input,
+                                    model_bytes, eo, guard_runs, rep);
     report.seconds["guard"] = seconds_since(t);
     if (!g.note.empty()) report.import_notes.push_back(g.note);
     report.guard = g.result;
     if (g.result) observer.guarded(*g.result);
-    if (g.write_original) written = &m.graph;
+    written = g.write_original ? &m.graph : cands[static_cast<size_t>(g.chosen)].graph;
   }
   t = Clock::now();
   if (o.output.empty()) {

@@ -160,6 +160,20 @@ void validate(const OnnxJobOptions& o) {
     throw OptionError(fmt::format(
         "--guard-runs {}: the latency guard times models in ONNX Runtime (--target ort)",
         o.guard_runs));
+  if (o.guard_candidates != -1 &&
+      (o.guard_candidates < 1 || o.guard_candidates > kMaxGuardCandidates))
+    throw OptionError(fmt::format("--guard-candidates {}: expected 1 to {} graphs",
+                                  o.guard_candidates, kMaxGuardCandidates));
+  if (o.guard_candidates != -1 && o.search.target == "onednn")
+    throw OptionError(fmt::format(
+        "--guard-candidates {}: the latency guard times models in ONNX Runtime (--target ort)",
+        o.guard_candidates));
+  if (!o.dump_candidates.empty()) {
+    std::error_code ec;
+    if (fs::exists(o.dump_candidates, ec) && !fs::is_directory(o.dump_candidates, ec))
+      throw OptionError(
+          fmt::format("--dump-candidates {}: is a file, not a folder", o.dump_candidates));
+  }
   parse_input_shapes(o.input_shapes);
   if (!o.input.empty()) check_readable_file("input", o.input);
   if (!o.output.empty()) {

@@ -55,6 +55,12 @@ struct OnnxJobOptions {
   // before writing (0: no guard, -1: kDefaultGuardRuns); a result slower beyond the noise
   // band is not written.
   int guard_runs = -1;
+  // ort target: the distinct graphs the guard times (the search's best and its runners-up;
+  // -1: kDefaultGuardCandidates).
+  int guard_candidates = -1;
+  // A debugging aid: write sampled candidate graphs and their predicted costs here
+  // (driver/candidate_samples.h); "": none.
+  std::string dump_candidates;
 };
 
 // `graphsub optimize --model NAME`: a built-in model, timed on the fast executor.
@@ -67,6 +73,8 @@ struct ModelJobOptions {
 };
 
 inline constexpr int kDefaultGuardRuns = 15;
+inline constexpr int kDefaultGuardCandidates = 3;
+inline constexpr int kMaxGuardCandidates = 16;
 
 // Largest --budget accepted without --time-limit: at the default queue an expansion of a
 // large model takes up to about a second, so this bounds an unattended run to hours, not

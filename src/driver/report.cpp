@@ -70,14 +70,18 @@ Json timings_json(const Report& r) {
   if (r.guard) {
     const auto& g = *r.guard;
     Json cands = Json::array();
-    for (const auto& c : g.candidates) cands.push_back(c.median_ms);
+    for (const auto& c : g.candidates)
+      cands.push_back({{"predicted_ms", c.predicted_ms}, {"measured_ms", c.median_ms}});
     t["guard"] = {{"runtime", g.runtime},
                   {"runs", g.original.ms.size()},
-                  {"original_ms", g.original.median_ms},
+                  {"original_ms", g.original_ms},
+                  {"original_predicted_ms", g.original.predicted_ms},
+                  {"first_ms", g.original.median_ms},
                   {"control_ms", g.control.median_ms},
-                  {"candidates_ms", cands},
+                  {"candidates", cands},
                   {"noise", g.noise},
                   {"written", g.chosen < 0 ? "original" : "optimized"},
+                  {"written_candidate", g.chosen},
                   {"speedup", g.speedup()},
                   {"verdict", g.verdict}};
   }

@@ -4,9 +4,11 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 
 #include "exec/precompute.h"
 #include "ir/error.h"
+#include "ir/hash.h"
 #include "opt/analytic_cost.h"
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"
@@ -80,6 +82,15 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const
   r.optimized.compact();
   validate(r.optimized);
   r.final_cost = cost.graph_cost(r.optimized);
+  std::set<uint64_t> distinct = {structural_hash(r.optimized)};
+  for (RunnerUp& u : r.search.runners_up) {
+    Graph g2 = u.graph;
+    if (opts.precompute) precompute_weights(g2);
+    g2.compact();
+    validate(g2);
+    if (distinct.insert(structural_hash(g2)).second)
+      r.runners_up.push_back(RunnerUp{g2, cost.graph_cost(g2)});
+  }
   if (opts.check) {
     auto t = Clock::now();
     reporter.progress("check", 0, 1, "running both graphs on random inputs");

@@ -39,6 +39,9 @@ struct OptimizeResult {
   std::string assumptions;  // the machine and parameters the cost model assumed
   double initial_cost = 0;  // microseconds predicted
   double final_cost = 0;
+  // With search.finalists > 1: the search's next-best distinct graphs, weights pre-computed as
+  // for `optimized` (any that then equal `optimized` or an earlier one dropped), cheapest first.
+  std::vector<RunnerUp> runners_up;
   size_t folded = 0;                            // operators pre-computed into weights
   std::map<std::string, size_t> rules_applied;  // rule -> applications on the way to the result
   size_t rules_loaded = 0;

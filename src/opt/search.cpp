@@ -100,6 +100,50 @@ double candidate_cost(const Graph& parent, const std::vector<double>& parent_cos
   return c;
 }
 
+// The cheapest distinct graphs found (by canonical hash; the input excluded), at most `n`:
+// the best and its runners-up. Hashing is paid only by a graph cheap enough to enter.
+class Finalists {
+ public:
+  Finalists(size_t n, const Graph& input) : n_(n) {
+    if (n_ > 1) input_hash_ = graph_hash(input, node_hashes(input));
+  }
+
+  void offer(const Graph& g, Key key) {
+    if (n_ <= 1) return;
+    if (by_key_.size() >= n_ && !(key < std::prev(by_key_.end())->first)) return;
+    uint64_t h = graph_hash(g, node_hashes(g));
+    if (h == input_hash_) return;
+    auto known = by_hash_.find(h);
+    if (known != by_hash_.end()) {
+      if (!(key < known->second)) return;
+      by_key_.erase(known->second);
+    }
+    by_key_.emplace(key, std::make_pair(h, g));
+    by_hash_[h] = key;
+    if (by_key_.size() > n_) {
+      by_hash_.erase(std::prev(by_key_.end())->second.first);
+      by_key_.erase(std::prev(by_key_.end()));
+    }
+  }
+
+  // All but `best`, cheapest first, priced exactly.
+  std::vector<RunnerUp> runners_up(const Graph& best, CostModel& model) const {
+    std::vector<RunnerUp> out;
+    if (n_ <= 1) return out;
+    uint64_t best_hash = graph_hash(best, node_hashes(best));
+    for (const auto& [key, entry] : by_key_)
+      if (entry.first != best_hash && out.size() + 1 < n_)
+        out.push_back(RunnerUp{entry.second, model.graph_cost(entry.second)});
+    return out;
+  }
+
+ private:
+  size_t n_;
+  uint64_t input_hash_ = 0;
+  std::map<Key, std::pair<uint64_t, Graph>> by_key_;
+  std::map<uint64_t, Key> by_hash_;
+};
+
 }  // namespace
 
 SearchResult search(const Graph& input, const std::vector<const Transform*>& transforms,
@@ -111,6 +155,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   res.best = input;
   res.initial_cost = res.best_cost = model.graph_cost(input);
   std::shared_ptr<const History> best_history;
+  Finalists finalists(opts.finalists, input);
 
   std::map<Key, Entry> queue;
   std::set<uint64_t> seen;  // canonical hashes of the graphs expanded so far
@@ -198,6 +243,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
           res.best = cand.graph;
           best_history = h;
         }
+        finalists.offer(cand.graph, Key{c, order});
         ++res.kept;
         auto added =
             queue.emplace(Key{c, order++}, Entry{base, cand.graph.diff_from(*base), std::move(h)});
@@ -217,6 +263,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   if (out_of_time) res.stopped_by = "time limit";
   res.steps = unwind(best_history);
   res.best_cost = model.graph_cost(res.best);  // exact, not the incremental estimate
+  res.runners_up = finalists.runners_up(res.best, model);
   res.seconds = elapsed();
   res.cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   return res;

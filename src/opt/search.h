@@ -28,6 +28,16 @@ struct SearchOptions {
   size_t budget = 1000;     // graphs expanded at most
   double time_limit_s = 0;  // 0: none
   size_t max_queue = 2000;  // graphs kept in the queue at most
+  // Distinct graphs returned: the best and up to finalists - 1 runners-up (the cheapest other
+  // graphs found, distinct by canonical hash, the input excluded), for a caller that times
+  // the few best end to end (the ONNX Runtime latency guard).
+  size_t finalists = 1;
+};
+
+// A graph the search found, other than the best, and its cost.
+struct RunnerUp {
+  Graph graph;
+  double cost = 0;
 };
 
 // One rule application on the way from the input graph to the result. `transform` and
@@ -58,6 +68,7 @@ struct SearchResult {
                             // on a machine shared with other work, this is what it cost)
   std::string stopped_by;   // "budget", "time limit", "exhausted"
   std::vector<Step> steps;  // from the input graph to `best`
+  std::vector<RunnerUp> runners_up;  // cheapest first; at most finalists - 1
 };
 
 SearchResult search(const Graph& input, const std::vector<const Transform*>& transforms,

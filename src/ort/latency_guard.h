@@ -3,6 +3,7 @@
 // timed end to end in the runtime that will run them (alternated run by run, medians), with
 // the original timed twice as a noise control. A candidate slower than the original beyond
 // that noise is never written.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,22 +30,36 @@ struct TimedModel {
   std::string path;
   double median_ms = 0;
   std::vector<double> ms;
+  double predicted_ms = 0;  // the cost model's price, when the caller gives it (0: none)
 };
 
 struct GuardResult {
   std::string runtime;           // "ONNX Runtime 1.30.0, 1 thread(s)"
   TimedModel original, control;  // the original, timed twice (A and A')
   std::vector<TimedModel> candidates;
+  double original_ms = 0;  // the original's median over both of its timings
   double noise = 0;        // max(|A'/A - 1|, min_noise)
   int chosen = 0;          // index into candidates; -1: write the original back
   std::string verdict;     // one line: what is written and why
   double speedup() const;  // original / written, medians
 };
 
-// Times `original` against `candidates` (in the order the search ranked them) and picks what
-// to write: the first candidate, unless the original or a later candidate is faster than it
-// beyond the noise band (ties go to the search's choice, so the output stays the same from
-// run to run unless the runtime clearly disagrees with the cost model).
+// Times the models at `paths` alternated run by run: runs[i] are the times (ms) of paths[i].
+// The same path may be given twice (the original's noise control).
+using TimeModels = std::function<std::vector<std::vector<double>>(
+    const std::vector<std::string>& paths, const GuardOptions& opts)>;
+
+// Times `original` against `candidates` (in the order the search ranked them, the cheapest
+// predicted first) and picks what to write:
+//  - the first candidate (the search's choice), unless
+//  - other candidates are faster than it beyond the noise band (in the medians and in the
+//    fastest runs both): then the fastest of those by median; and
+//  - the original when what was picked is slower than the original beyond the noise band.
+// Within the band the search's choice stands, so the same input and flags write the same file
+// unless the runtime clearly disagrees with the cost model; only then does timing decide.
+GuardResult guard_latency(const TimeModels& time, const std::string& original,
+                          const std::vector<std::string>& candidates, const GuardOptions& opts);
+// The same in ONNX Runtime, through the worker.
 GuardResult guard_latency(Worker& worker, const std::string& original,
                           const std::vector<std::string>& candidates, const GuardOptions& opts);
 
