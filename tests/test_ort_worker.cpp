@@ -218,12 +218,14 @@ TEST(OrtCostModel, PricesByKernelTimeAndCachesTheTable) {
   std::string dir = scratch_dir("ort_cost");
   std::filesystem::remove_all(dir);
   Graph g = conv_and_tiny_relu();
-  double conv, tiny;
+  double conv, tiny, streaming;
   {
     ort::OrtCostModel m(shared_worker(), dir, 1, null_reporter());
     conv = price_of(m, g, "conv");
     tiny = price_of(m, g, "relu", 1);
     EXPECT_GT(m.per_kernel_us(), 0.0);
+    streaming = m.weight_us_per_mb();
+    EXPECT_GT(streaming, 0.0);
     EXPECT_GT(tiny, 0.0);
     // 231 MFLOP against 8 floats: orders of magnitude apart on any machine.
     EXPECT_GT(conv, 20 * tiny);
@@ -235,6 +237,18 @@ TEST(OrtCostModel, PricesByKernelTimeAndCachesTheTable) {
   EXPECT_DOUBLE_EQ(price_of(again, g, "conv"), conv);
   EXPECT_DOUBLE_EQ(price_of(again, g, "relu", 1), tiny);
   EXPECT_EQ(again.table_size(), 2u);
+  EXPECT_DOUBLE_EQ(again.weight_us_per_mb(), streaming);
+}
+
+TEST(OrtCostModel, AnOperatorIsNeverPricedBelowStreamingItsWeights) {
+  std::string dir = scratch_dir("ort_cost_streaming");
+  std::filesystem::remove_all(dir);
+  GraphBuilder b;
+  auto x = b.input("x", {1, 1024});
+  b.output("y", b.matmul(x, b.weight("w", {1024, 1024})));  // 4.19 MB of weights
+  Graph g = b.finish();
+  ort::OrtCostModel m(shared_worker(), dir, 1, null_reporter());
+  EXPECT_GE(price_of(m, g, "matmul"), m.weight_us_per_mb() * 4.194304);
 }
 
 }  // namespace

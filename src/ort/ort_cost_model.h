@@ -5,7 +5,12 @@
 // price is the median kernel time of every kernel ONNX Runtime ran for it (a configuration
 // whose activation ONNX Runtime fuses into the convolution shows as one fused kernel; layout
 // reorders it inserts are counted) plus ONNX Runtime's per-kernel dispatch cost, measured once
-// on a chain of tiny operators. Prices are cached per CPU, thread count and runtime version.
+// on a chain of tiny operators. A one-operator model runs with its weights in the cache; in a
+// model whose weights exceed the cache they stream from memory on every run, so a price is
+// never below the time to read the operator's constant inputs at the streaming rate measured
+// once end to end on a chain of matmuls with 128 MB of weights (a roofline: NasRNN's matmuls
+// ran 8x slower in the model than alone). Prices are cached per CPU, thread count and runtime
+// version.
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +31,7 @@ class OrtCostModel : public opt::CostModel {
   std::string assumptions() const override;
 
   double per_kernel_us() const { return per_kernel_us_; }
+  double weight_us_per_mb() const { return weight_us_per_mb_; }
   size_t table_size() const { return table_.size(); }
   void save();
 
@@ -36,7 +42,10 @@ class OrtCostModel : public opt::CostModel {
   // Kernel time (us) and kernel count of one exported model, by per-node profiling.
   std::pair<double, int> profile_model(const std::string& path);
   double measure_per_kernel_us();
+  double measure_weight_us_per_mb();
   void ensure_per_kernel_cost();  // measured once, then cached with the table
+  // The price's floor: reading the configuration's constant inputs from memory.
+  double streaming_us(const opt::OpConfig& c) const;
   void make_scratch();
 
   Worker& worker_;
@@ -45,6 +54,7 @@ class OrtCostModel : public opt::CostModel {
   std::string path_, scratch_;
   std::map<std::string, double> table_;  // config key -> price (us)
   double per_kernel_us_ = -1;
+  double weight_us_per_mb_ = -1;
   bool dirty_ = false;
   size_t measured_now_ = 0;
 };
