@@ -93,7 +93,9 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
       cmd.add_option("--guard-runs", o.guard_runs,
                      fmt::format("--target ort: timed runs of the original (twice) and the "
                                  "optimized model in ONNX Runtime before writing; a result slower "
-                                 "beyond the noise band is not written (0: no guard; default {})",
+                                 "beyond the noise band is not written (0: no guard; default {}, "
+                                 "fewer, down to 5, where "
+                                 "that would take more than about 12 s)",
                                  driver::kDefaultGuardRuns)),
       cmd.add_option("--guard-candidates", o.guard_candidates,
                      fmt::format("--target ort: distinct graphs the guard times, the search's best "

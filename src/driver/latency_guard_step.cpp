@@ -30,6 +30,16 @@ class ScratchDir {
   std::string path_;
 };
 
+// The default number of timed runs: kDefaultGuardRuns, fewer for a slow model so that the
+// timing takes about kGuardSeconds (VGG-19 runs 1.3 s a time: 5 models x 15 runs would take
+// 100 s), never fewer than kMinGuardRuns.
+int default_guard_runs(double one_run_ms, size_t models) {
+  constexpr double kGuardSeconds = 12;
+  constexpr int kMinGuardRuns = 5;
+  double fit = kGuardSeconds * 1e3 / (std::max(one_run_ms, 1e-3) * static_cast<double>(models));
+  return static_cast<int>(std::clamp(fit, double(kMinGuardRuns), double(kDefaultGuardRuns)));
+}
+
 }  // namespace
 
 GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
@@ -48,8 +58,11 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
   }
   // The original must run in ONNX Runtime for a comparison to mean anything (a model with
   // operators of another runtime's domain may not); then the guard is skipped, and says so.
+  double probe_ms = 0;
   try {
     worker.call({{"op", "load"}, {"id", "probe"}, {"path", original}, {"threads", 1}});
+    auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
+    probe_ms = t.at("ms").at("probe").at(0).get<double>();
     worker.call({{"op", "unload"}, {"id", "probe"}});
   } catch (const Error& e) {
     step.note =
@@ -66,7 +79,7 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
       "guard", 0, 0,
       fmt::format("timing the original and {} candidate(s) in ONNX Runtime", files.size()));
   ort::GuardOptions g;
-  g.runs = runs;
+  g.runs = runs > 0 ? runs : default_guard_runs(probe_ms, files.size() + 2);
   try {
     step.result = ort::guard_latency(worker, original, files, g);
   } catch (const Error& e) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/optimize_options.h"
 #include "onnx/onnx_model.h"
 #include "ort/latency_guard.h"
 
@@ -27,7 +28,8 @@ struct GuardCandidate {
 };
 
 // `original_path`: the input file, or "" with the model in `model_bytes`. `candidates`: the
-// search's choice first, then its runners-up, cheapest predicted first.
+// search's choice first, then its runners-up, cheapest predicted first. `runs` <= 0: the
+// default (kDefaultGuardRuns, fewer for models whose one run takes long).
 GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
                             const std::vector<GuardCandidate>& candidates,
                             double original_predicted_ms, const std::string& original_path,

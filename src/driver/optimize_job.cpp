@@ -166,8 +166,7 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   // The ONNX job runs its own check (below): it handles opaque nodes and several runs.
   opt::OptimizeOptions opts = optimizer_options(o.search);
   opts.check = false;
-  int guard_runs = o.guard_runs < 0 ? kDefaultGuardRuns : o.guard_runs;
-  bool guarded = target.worker && guard_runs > 0;
+  bool guarded = target.worker && o.guard_runs != 0;
   // The guard times the few best distinct graphs: the search keeps them.
   if (guarded)
     opts.search.finalists =
@@ -252,7 +251,7 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
     report.seconds["guard check"] = seconds_since(t);
     t = Clock::now();
     GuardStep g = run_latency_guard(*target.worker, m, cands, r.initial_cost / 1e3, o.input,
-                                    model_bytes, eo, guard_runs, rep);
+                                    model_bytes, eo, o.guard_runs, rep);
     report.seconds["guard"] = seconds_since(t);
     if (!g.note.empty()) report.import_notes.push_back(g.note);
     report.guard = g.result;
