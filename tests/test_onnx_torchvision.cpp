@@ -11,14 +11,12 @@
 #include "ir/hash.h"
 #include "onnx/onnx_model.h"
 #include "onnx/result_check.h"
-#include "opt/analytic_cost.h"
-#include "opt/optimize.h"
-#include "support/shipped_library.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
 namespace {
 
+using testing::optimize_small;
 using testing::ort_run;
 using testing::run_command;
 using testing::scratch_dir;
@@ -70,21 +68,6 @@ double opaque_share(const ImportedModel& m, const std::string& model) {
   fmt::print("[ opaque   ] {}: {} of {} ONNX nodes ({:.1f}%){}{}\n", model, m.summary.opaque.size(),
              nodes, 100 * share, parts.empty() ? "" : ": ", fmt::join(parts, ", "));
   return share;
-}
-
-// A small optimization with the built-in rules and a fixed cost model.
-opt::OptimizeResult optimize_small(const Graph& g, size_t budget) {
-  opt::MachineProfile machine;
-  machine.cpu = "test";
-  machine.threads = 1;
-  machine.peak_gflops = 50;
-  machine.bandwidth_gbs = 10;
-  machine.op_overhead_us = 2;
-  opt::AnalyticCostModel cost(machine);
-  opt::OptimizeOptions opts;
-  opts.check = false;
-  opts.search.budget = budget;
-  return opt::optimize_graph(g, opts, testutil::shipped_library(), cost, null_reporter());
 }
 
 TEST_P(Torchvision, ImportRunsLikeOnnxRuntimeAndExportRoundTrips) {
