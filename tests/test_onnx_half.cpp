@@ -51,6 +51,24 @@ int crosscheck(const std::string& a, const std::string& b, double rtol, double a
                      log);
 }
 
+// Optimizes an imported half model, checks it with the type's tolerances and writes it to
+// `out`: the written model's initializers and first input have the model's type. Returns the
+// tolerances used.
+std::pair<double, double> optimize_check_write(const ImportedModel& m, const std::string& out) {
+  int32_t type = m.info->float_type;
+  opt::OptimizeResult r = optimize_small(m.graph, 20);
+  EXPECT_LT(r.optimized.num_ops(), m.graph.num_ops());  // the activations fuse
+  double rtol = 1e-4, atol = 1e-5;
+  tolerances_for_type(type, rtol, atol);
+  EXPECT_TRUE(check_results(m.graph, r.optimized, 1, 5, rtol, atol, CheckExecutor::Onednn).ok);
+  export_onnx_file(r.optimized, m.info.get(), out);
+  onnx::ModelProto written = read_model(out);
+  EXPECT_EQ(initializer_types(written), (std::set<int32_t>{type}));
+  EXPECT_EQ(written.graph().input(0).type().tensor_type().elem_type(), type);
+  EXPECT_EQ(written.graph().output(0).type().tensor_type().elem_type(), type);
+  return {rtol, atol};
+}
+
 TEST(HalfPrecision, RoundingIsToNearestEvenInEachType) {
   EXPECT_EQ(round_to_half(1.0f / 3.0f, TensorProto::FLOAT16), 0.333251953125f);
   EXPECT_EQ(round_to_half(1.0f / 3.0f, TensorProto::BFLOAT16), 0.333984375f);
@@ -80,18 +98,8 @@ TEST(HalfPrecision, Float16ResnetIsOptimizedAndWrittenAsFloat16) {
   ASSERT_FALSE(m.summary.notes.empty());
   EXPECT_NE(m.summary.notes.back().find("FLOAT16 model"), std::string::npos);
 
-  opt::OptimizeResult r = optimize_small(m.graph, 20);
-  EXPECT_LT(r.optimized.num_ops(), m.graph.num_ops());  // the activations fuse
-  double rtol = 1e-4, atol = 1e-5;
-  tolerances_for_type(m.info->float_type, rtol, atol);
-  EXPECT_TRUE(check_results(m.graph, r.optimized, 1, 5, rtol, atol, CheckExecutor::Onednn).ok);
-
   std::string out = dir + "/resnet18_64_f16.out.onnx";
-  export_onnx_file(r.optimized, m.info.get(), out);
-  onnx::ModelProto written = read_model(out);
-  EXPECT_EQ(initializer_types(written), (std::set<int32_t>{TensorProto::FLOAT16}));
-  EXPECT_EQ(written.graph().input(0).type().tensor_type().elem_type(), TensorProto::FLOAT16);
-  EXPECT_EQ(written.graph().output(0).type().tensor_type().elem_type(), TensorProto::FLOAT16);
+  auto [rtol, atol] = optimize_check_write(m, out);
   std::string log;
   EXPECT_EQ(crosscheck(f16, out, rtol, atol, &log), 0) << log;
 }
@@ -113,17 +121,8 @@ TEST(HalfPrecision, Bfloat16ModelIsOptimizedAndWrittenAsBfloat16) {
   EXPECT_EQ(m.info->float_type, TensorProto::BFLOAT16);
   EXPECT_TRUE(m.summary.opaque.empty());
 
-  opt::OptimizeResult r = optimize_small(m.graph, 10);
-  EXPECT_LT(r.optimized.num_ops(), m.graph.num_ops());  // the relu fuses into the matmul
-  double rtol = 1e-4, atol = 1e-5;
-  tolerances_for_type(m.info->float_type, rtol, atol);
-  EXPECT_TRUE(check_results(m.graph, r.optimized, 1, 5, rtol, atol, CheckExecutor::Onednn).ok);
-
   std::string out = dir + "/mlp_bf16.out.onnx";
-  export_onnx_file(r.optimized, m.info.get(), out);
-  onnx::ModelProto written = read_model(out);
-  EXPECT_EQ(initializer_types(written), (std::set<int32_t>{TensorProto::BFLOAT16}));
-  EXPECT_EQ(written.graph().input(0).type().tensor_type().elem_type(), TensorProto::BFLOAT16);
+  auto [rtol, atol] = optimize_check_write(m, out);
   std::string a = convert(bf16, dir + "/mlp_bf16.wide.onnx", "--to-float");
   std::string c = convert(out, dir + "/mlp_bf16.out.wide.onnx", "--to-float");
   std::string log;

@@ -220,15 +220,20 @@ class OnnxBuilder {
   }
 };
 
+// An analytic cost model of a fixed machine, so that tests do not depend on this one.
+inline opt::AnalyticCostModel fixed_cost() {
+  opt::MachineProfile m;
+  m.cpu = "test";
+  m.threads = 1;
+  m.peak_gflops = 50;
+  m.bandwidth_gbs = 10;
+  m.op_overhead_us = 2;
+  return opt::AnalyticCostModel(m);
+}
+
 // A small optimization with the built-in rules and a fixed cost model.
 inline opt::OptimizeResult optimize_small(const Graph& g, size_t budget) {
-  opt::MachineProfile machine;
-  machine.cpu = "test";
-  machine.threads = 1;
-  machine.peak_gflops = 50;
-  machine.bandwidth_gbs = 10;
-  machine.op_overhead_us = 2;
-  opt::AnalyticCostModel cost(machine);
+  opt::AnalyticCostModel cost = fixed_cost();
   opt::OptimizeOptions opts;
   opts.check = false;
   opts.search.budget = budget;
