@@ -18,6 +18,7 @@
 namespace graphsub {
 namespace {
 
+using testing::fixed_cost;
 using testing::OnnxBuilder;
 using testing::scratch_dir;
 
@@ -59,16 +60,6 @@ OnnxBuilder custom_domain_model() {
   b.node("Relu", {"c2"}, {"y"}, "relu2");
   b.output("y", {1, 8, 8, 8});
   return b;
-}
-
-opt::AnalyticCostModel fixed_cost() {
-  opt::MachineProfile m;
-  m.cpu = "test";
-  m.threads = 1;
-  m.peak_gflops = 50;
-  m.bandwidth_gbs = 10;
-  m.op_overhead_us = 2;
-  return opt::AnalyticCostModel(m);
 }
 
 const onnx::NodeProto* find_node(const onnx::ModelProto& m, const std::string& op_type) {

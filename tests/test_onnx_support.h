@@ -17,6 +17,9 @@
 #include "exec/host_tensor.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
+#include "opt/analytic_cost.h"
+#include "opt/optimize.h"
+#include "support/shipped_library.h"
 
 namespace graphsub::testing {
 
@@ -48,7 +51,9 @@ inline int run_command(const std::string& cmd, std::string* output = nullptr) {
 }
 
 // The graphsub command of this build.
-inline std::string graphsub_bin() { return std::string(GRAPHSUB_BINARY_DIR) + "/graphsub"; }
+inline std::string graphsub_bin() {
+  return std::string(GRAPHSUB_BINARY_DIR) + "/graphsub";
+}
 
 inline std::string tool(const std::string& name) {
   return (std::filesystem::path(GRAPHSUB_SOURCE_DIR) / "tools" / name).string();
@@ -214,5 +219,25 @@ class OnnxBuilder {
     return path;
   }
 };
+
+// An analytic cost model of a fixed machine, so that tests do not depend on this one.
+inline opt::AnalyticCostModel fixed_cost() {
+  opt::MachineProfile m;
+  m.cpu = "test";
+  m.threads = 1;
+  m.peak_gflops = 50;
+  m.bandwidth_gbs = 10;
+  m.op_overhead_us = 2;
+  return opt::AnalyticCostModel(m);
+}
+
+// A small optimization with the built-in rules and a fixed cost model.
+inline opt::OptimizeResult optimize_small(const Graph& g, size_t budget) {
+  opt::AnalyticCostModel cost = fixed_cost();
+  opt::OptimizeOptions opts;
+  opts.check = false;
+  opts.search.budget = budget;
+  return opt::optimize_graph(g, opts, testutil::shipped_library(), cost, null_reporter());
+}
 
 }  // namespace graphsub::testing

@@ -5,19 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 
 #include "exec/reference_executor.h"
 #include "ir/hash.h"
 #include "onnx/onnx_model.h"
 #include "onnx/result_check.h"
-#include "opt/analytic_cost.h"
-#include "opt/optimize.h"
-#include "support/shipped_library.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
 namespace {
 
+using testing::optimize_small;
 using testing::ort_run;
 using testing::run_command;
 using testing::scratch_dir;
@@ -54,25 +53,28 @@ void expect_close(const HostTensor<float>& got, const HostTensor<float>& want,
   EXPECT_EQ(bad, 0u) << what << ": max abs diff " << worst << " (output scale " << scale << ")";
 }
 
-// A small optimization with the built-in rules and a fixed cost model.
-opt::OptimizeResult optimize_small(const Graph& g, size_t budget) {
-  opt::MachineProfile machine;
-  machine.cpu = "test";
-  machine.threads = 1;
-  machine.peak_gflops = 50;
-  machine.bandwidth_gbs = 10;
-  machine.op_overhead_us = 2;
-  opt::AnalyticCostModel cost(machine);
-  opt::OptimizeOptions opts;
-  opts.check = false;
-  opts.search.budget = budget;
-  return opt::optimize_graph(g, opts, testutil::shipped_library(), cost, null_reporter());
+// The share of the file's ONNX nodes kept opaque (issue 18 wants it under 5% per model),
+// printed and recorded as the test property "opaque_share".
+double opaque_share(const ImportedModel& m, const std::string& model) {
+  int64_t nodes = 0;
+  for (const auto& [op, n] : m.summary.onnx_op_counts) nodes += n;
+  double share =
+      nodes > 0 ? static_cast<double>(m.summary.opaque.size()) / static_cast<double>(nodes) : 0.0;
+  ::testing::Test::RecordProperty("opaque_share", fmt::format("{:.4f}", share));
+  std::map<std::string, int> by_op;
+  for (const auto& o : m.summary.opaque) ++by_op[o.op_type];
+  std::vector<std::string> parts;
+  for (const auto& [op, n] : by_op) parts.push_back(fmt::format("{} x {}", n, op));
+  fmt::print("[ opaque   ] {}: {} of {} ONNX nodes ({:.1f}%){}{}\n", model, m.summary.opaque.size(),
+             nodes, 100 * share, parts.empty() ? "" : ": ", fmt::join(parts, ", "));
+  return share;
 }
 
 TEST_P(Torchvision, ImportRunsLikeOnnxRuntimeAndExportRoundTrips) {
   const Case& c = GetParam();
   std::string path = torchvision_model(c.name, testing::sanitized() ? c.small_size : c.size);
   ImportedModel m = import_onnx_file(path);
+  EXPECT_EQ(opaque_share(m, c.name), 0.0);
   EXPECT_TRUE(m.summary.opaque.empty()) << c.name << ": " << m.summary.opaque.size()
                                         << " opaque nodes, first " << m.summary.opaque[0].op_type;
   EXPECT_GE(m.graph.num_ops(), c.min_ops);
@@ -124,8 +126,10 @@ INSTANTIATE_TEST_SUITE_P(Models, Torchvision,
 
 // The classifiers of a modern torchvision (issue 18): each imports with no refusal (every
 // shape computation evaluated at import), is optimized and checked, and the written model
-// gives the original's outputs in ONNX Runtime. Operators graphsub has no semantics for
-// stay opaque; their share is recorded per model (test property "opaque_share").
+// gives the original's outputs in ONNX Runtime (rtol 1e-4, atol 1e-5). Operators graphsub
+// has no semantics for stay opaque; their share must stay under 5% of each model's nodes.
+// The four models of the test above (resnet50, resnext50_32x4d, squeezenet1_1,
+// inception_v3) complete the list of issue 18, there with no opaque node at all.
 struct Classifier {
   const char* name;
   int size;  // input height and width: the smallest each model takes comfortably
@@ -141,10 +145,7 @@ TEST_P(TorchvisionClassifiers, ImportsWithShapesFoldedAndMatchesOnnxRuntime) {
   const Classifier& c = GetParam();
   std::string path = torchvision_model(c.name, c.size);
   ImportedModel m = import_onnx_file(path);
-  int64_t nodes = 0;
-  for (const auto& [op, n] : m.summary.onnx_op_counts) nodes += n;
-  double share = static_cast<double>(m.summary.opaque.size()) / static_cast<double>(nodes);
-  RecordProperty("opaque_share", fmt::format("{:.4f}", share));
+  EXPECT_LT(opaque_share(m, c.name), 0.05) << c.name << ": more than 5% of its nodes opaque";
   // No node is opaque because a shape, an index or a parameter is computed at run time.
   for (const auto& o : m.summary.opaque)
     EXPECT_EQ(o.reason.find("run time"), std::string::npos)

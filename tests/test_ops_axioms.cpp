@@ -2,6 +2,8 @@
 // analytic cost of each operator.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "driver/data_paths.h"
@@ -170,6 +172,35 @@ TEST(OpsAxioms, ConcatSplitMatmulTransposeEnlargeConstants) {
               (Params{int64_t{5}}));
     EXPECT_FALSE(op.attrs_to_params({{"kernel", Ints{5, 3}}, {"channels", 2}}, {}));
   }
+}
+
+// The float attributes of clip, hardsigmoid, leaky_relu and pow are one parameter that spells
+// them exactly and reads back to the same floats.
+TEST(OpsAxioms, FloatAttributesAreSpelledExactly) {
+  std::vector<TensorType> x{f32({2, 3})};
+  const OpDef& clip = op_def("clip");
+  EXPECT_EQ(*to_params(clip, {{"min", -1.0}, {"max", 1.0}}, x), (Params{std::string("-1_1")}));
+  EXPECT_EQ(*to_params(clip, {{"max", 4.0}}, x), (Params{std::string("-inf_4")}));
+  Attrs back = to_attrs(clip, {std::string("-inf_4")}, x);
+  EXPECT_EQ(back.f("min"), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(back.f("max"), 4.0);
+
+  const OpDef& hs = op_def("hardsigmoid");
+  double sixth = static_cast<double>(1.0f / 6.0f);  // as ONNX stores it: a float
+  auto p = to_params(hs, {{"alpha", sixth}, {"beta", 0.5}}, x);
+  EXPECT_EQ(*p, (Params{std::string("0.16666667_0.5")}));
+  EXPECT_EQ(to_attrs(hs, *p, x).f("alpha"), sixth);
+
+  const OpDef& pow = op_def("pow");
+  EXPECT_EQ(*to_params(pow, {{"exponent", 2.0}}, x), (Params{int64_t{2}}));
+  EXPECT_EQ(*to_params(pow, {{"exponent", 0.5}}, x), (Params{std::string("0.5")}));
+  EXPECT_EQ(to_attrs(pow, {int64_t{3}}, x).f("exponent"), 3.0);
+  EXPECT_FALSE(to_params(pow, {{"exponent", std::nan("")}}, x));
+
+  const OpDef& leaky = op_def("leaky_relu");
+  EXPECT_EQ(*to_params(leaky, {}, x), (Params{std::string("0.01")}));
+  EXPECT_THROW(leaky.params_to_attrs(Params{std::string("0.1_0.2")}, x), Error);
+  EXPECT_THROW(leaky.params_to_attrs(Params{std::string("slope")}, x), Error);
 }
 
 TEST(OpsAxioms, Costs) {

@@ -38,6 +38,60 @@ function concreteShape(meta, dim, dims) {
   });
 }
 
+// IEEE half and bfloat16 bit patterns, rounded to nearest even (the JS side of float16 and
+// bfloat16 models: onnxruntime-node takes and gives their raw 16-bit patterns).
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+function bfloat16Bits(x) {
+  f32[0] = x;
+  const b = u32[0];
+  if (Number.isNaN(x)) return 0x7fc0;
+  return ((b + 0x7fff + ((b >>> 16) & 1)) >>> 16) & 0xffff;
+}
+function bfloat16Value(h) {
+  u32[0] = h << 16;
+  return f32[0];
+}
+function float16Bits(x) {
+  f32[0] = x;
+  const b = u32[0];
+  const sign = (b >>> 16) & 0x8000;
+  const exp = (b >>> 23) & 0xff;
+  let mant = b & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);  // inf, NaN
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;  // overflow to infinity
+  if (e <= 0) {  // subnormal half (or zero)
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1), half = 1 << (shift - 1);
+    if (rest > half || (rest === half && (h & 1))) ++h;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (h & 1))) ++h;  // may carry into the exponent
+  return sign | h;
+}
+function float16Value(h) {
+  const sign = h & 0x8000 ? -1 : 1;
+  const e = (h >>> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return sign * m * Math.pow(2, -24);
+  if (e === 0x1f) return m ? NaN : sign * Infinity;
+  return sign * (1 + m / 1024) * Math.pow(2, e - 15);
+}
+
+// A tensor's values as numbers (float16 and bfloat16 decoded from their bit patterns).
+function tensorValues(t) {
+  if ((t.type === 'float16' || t.type === 'bfloat16') && t.data instanceof Uint16Array) {
+    const dec = t.type === 'float16' ? float16Value : bfloat16Value;
+    return Array.from(t.data, dec);
+  }
+  return t.data;
+}
+
 function randomTensor(ort, meta, dim, rng, dims) {
   const shape = concreteShape(meta, dim, dims);
   const n = shape.reduce((a, b) => a * b, 1);
@@ -46,6 +100,13 @@ function randomTensor(ort, meta, dim, rng, dims) {
       const v = new Float32Array(n);
       for (let i = 0; i < n; ++i) v[i] = 2 * rng() - 1;
       return new ort.Tensor('float32', v, shape);
+    }
+    case 'float16':
+    case 'bfloat16': {
+      const v = new Uint16Array(n);
+      const enc = meta.type === 'float16' ? float16Bits : bfloat16Bits;
+      for (let i = 0; i < n; ++i) v[i] = enc(2 * rng() - 1);
+      return new ort.Tensor(meta.type, v, shape);
     }
     case 'float64': {
       const v = new Float64Array(n);
@@ -84,4 +145,4 @@ async function timeOnce(session, feeds) {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
-module.exports = {loadOrt, makeRng, concreteShape, randomTensor, median, timeOnce};
+module.exports = {loadOrt, makeRng, concreteShape, randomTensor, tensorValues, median, timeOnce};

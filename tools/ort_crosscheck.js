@@ -19,7 +19,7 @@
 'use strict';
 
 const fs = require('fs');
-const {loadOrt, makeRng, randomTensor, median, timeOnce} = require('./ort_common');
+const {loadOrt, makeRng, randomTensor, tensorValues, median, timeOnce} = require('./ort_common');
 
 function parseArgs(argv) {
   const opts = {inputs: 3, seed: 1, rtol: 1e-4, atol: 1e-5, time: 20, warmup: 3, threads: 0,
@@ -56,7 +56,7 @@ function compareOutput(name, a, b, rtol, atol) {
     r.note = `shape ${JSON.stringify(a.dims)} vs original ${JSON.stringify(b.dims)}`;
     return r;
   }
-  const x = a.data, y = b.data;
+  const x = tensorValues(a), y = tensorValues(b);
   for (let i = 0; i < y.length; ++i) {
     const xi = Number(x[i]), yi = Number(y[i]);
     if (!Number.isFinite(xi) || !Number.isFinite(yi)) {

@@ -14,6 +14,7 @@
 #include "ir/error.h"
 #include "ir/print.h"
 #include "models/models.h"
+#include "onnx/half_precision.h"
 #include "opt/machine_profile.h"
 #include "opt/search.h"
 #include "ort/ort_cost_model.h"
@@ -128,17 +129,16 @@ std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, R
   return std::make_unique<opt::RuleLibrary>(resolved(s.rules), rep);
 }
 
-OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_bytes,
+OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model_bytes,
                            const opt::RuleLibrary& lib, Reporter& rep, OnnxJobObserver& observer) {
-  validate(o);
+  validate(given);
+  OnnxJobOptions o = given;  // the check's tolerances follow the model's element type
   OnnxJobResult out;
   Report& report = out.report;
   report.job = "onnx";
   report.options = search_options_text(o.search);
   report.options["check"] = fmt::format("{}", o.check_runs);
   report.options["check_executor"] = o.check_executor;
-  report.options["rtol"] = fmt::format("{}", o.rtol);
-  report.options["atol"] = fmt::format("{}", o.atol);
   report.options["input_shapes"] = fmt::format("{}", fmt::join(o.input_shapes, ","));
   report.options["opset"] = fmt::format("{}", o.opset);
 
@@ -148,6 +148,9 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   ImportedModel m = model_bytes ? import_onnx_bytes(*model_bytes, "", io, rep)
                                 : import_onnx_file(o.input, io, rep);
   report.seconds["import"] = seconds_since(t);
+  tolerances_for_type(m.info->float_type, o.rtol, o.atol);
+  report.options["rtol"] = fmt::format("{}", o.rtol);
+  report.options["atol"] = fmt::format("{}", o.atol);
   report.opset = m.info->opset();
   report.onnx_ops_before = m.summary.onnx_op_counts;
   report.opaque = m.summary.opaque;

@@ -9,6 +9,7 @@
 #include "exec/precompute.h"
 #include "ir/error.h"
 #include "onnx/export_context.h"
+#include "onnx/half_precision.h"
 #include "onnx/model_io.h"
 #include "onnx/opaque_attrs.h"
 #include "onnx/tensor_proto.h"
@@ -466,6 +467,7 @@ onnx::ModelProto Exporter::run() {
   write_nodes();
   write_interface();
   write_header(c_->domains);
+  if (info_) narrow_to_half(m_, info_->float_type);  // a half model keeps its type
   try {
     onnx::checker::check_model(m_);
   } catch (const std::exception& e) {

@@ -71,8 +71,11 @@ TensorRef ImportContext::data(const onnx::NodeProto& n, int i) {
   if (type(r).dtype != DType::F32) {
     auto t = onnx_types.find(n.input(i));
     int32_t et = t != onnx_types.end() ? t->second.elem_type : onnx_from_dtype(type(r).dtype);
-    throw Decline{fmt::format("input '{}' is {}; graphsub's operators compute on FLOAT only",
-                              n.input(i), onnx_type_name(et))};
+    // No tensor name in the reason: the summary groups opaque nodes by op type and reason.
+    throw Decline{
+        fmt::format("an input is {}; graphsub's operators compute on FLOAT (a model "
+                    "that is FLOAT16 or BFLOAT16 throughout is computed as FLOAT)",
+                    onnx_type_name(et))};
   }
   return r;
 }

@@ -9,6 +9,7 @@
 #include <queue>
 
 #include "ir/error.h"
+#include "onnx/half_precision.h"
 #include "onnx/import_context.h"
 #include "onnx/isolated_call.h"
 #include "onnx/model_io.h"
@@ -130,6 +131,7 @@ class Importer {
  private:
   void read_info();
   void collect_initializers();
+  void widen_if_half();
   void create_inputs();
   void infer_onnx_shapes(const std::vector<int>& order);
   void ensure_weight(const std::string& name);
@@ -212,6 +214,19 @@ void Importer::collect_initializers() {
     ctx_->initializers[t.name()] = &t;
     ctx_->used_names.insert(t.name());
   }
+}
+
+// A model computing in float16 or bfloat16 throughout is imported as float32 (exact), and
+// written back in its type; one that mixes types keeps its half-typed nodes opaque.
+void Importer::widen_if_half() {
+  info_->float_type = uniform_half_type(m_);
+  if (info_->float_type == TensorProto::FLOAT) return;
+  std::string type = onnx_type_name(info_->float_type);
+  widen_half_model(m_, info_->float_type);
+  result_.summary.notes.push_back(
+      fmt::format("{} model: searched and checked in float32 (every value widened exactly), "
+                  "written back as {}; the check's tolerances are at least those of {}",
+                  type, type, type));
 }
 
 void Importer::create_inputs() {
@@ -626,6 +641,7 @@ ImportedModel Importer::run() {
   read_info();
   ctx_ = std::make_unique<ImportContext>(result_.graph, *info_, result_.summary, opset);
   collect_initializers();
+  widen_if_half();
   create_inputs();
   std::set<std::string> defined;
   for (const auto& [name, t] : ctx_->initializers) defined.insert(name);

@@ -60,6 +60,10 @@ struct OnnxModelInfo {
   // The files the model was read from (the model file and its external data files, links
   // resolved): export_onnx_file never replaces any of them.
   std::vector<std::string> source_files;
+  // The element type (onnx::TensorProto::DataType) of the model's floating-point tensors:
+  // FLOAT (1), or FLOAT16 (10) / BFLOAT16 (16) for a half model, imported as float32 and
+  // written back in its own type (onnx/half_precision.h).
+  int32_t float_type = 1;
   int64_t opset() const;  // version of the default domain
 };
 
