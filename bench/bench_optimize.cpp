@@ -27,9 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "core/text.h"
 #include "driver/data_paths.h"
 #include "ir/report.h"
-#include "ir/text.h"
 #include "models/models.h"
 #include "opt/calibration.h"
 #include "opt/graph_hashing.h"

@@ -3,9 +3,9 @@
 // replayed steps agree with recomputing from scratch.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 #include "models/models.h"
 #include "opt/graph_hashing.h"

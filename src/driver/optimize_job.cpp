@@ -8,9 +8,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "driver/latency_guard_step.h"
-#include "ir/error.h"
 #include "ir/print.h"
 #include "models/models.h"
 #include "opt/machine_profile.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::gen {
 

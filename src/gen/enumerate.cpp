@@ -10,10 +10,10 @@
 #include <memory>
 #include <mutex>
 
+#include "core/error.h"
 #include "gen/graph_eval.h"
 #include "gen/parallel.h"
 #include "gen/partitions.h"
-#include "ir/error.h"
 
 namespace graphsub::gen {
 

@@ -8,7 +8,7 @@
 #include <numeric>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "rules/axiom_ops.h"
 #include "rules/rule_parser.h"
 

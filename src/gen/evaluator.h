@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/tensor_type.h"
 #include "gen/flat_map.h"
 #include "gen/gen_op.h"
-#include "ir/tensor_type.h"
 
 namespace graphsub::gen {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/attrs.h"
 #include "gen/pool.h"
-#include "ir/attrs.h"
 #include "ops/op_def.h"
 #include "rules/rule.h"
 

@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "core/error.h"
 #include "gen/candidates.h"
 #include "gen/classify.h"
 #include "gen/common_subgraph.h"
@@ -15,7 +16,6 @@
 #include "gen/parallel.h"
 #include "gen/param_lift.h"
 #include "gen/space.h"
-#include "ir/error.h"
 
 namespace graphsub::gen {
 

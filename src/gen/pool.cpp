@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ir/hash.h"
 
 namespace graphsub::gen {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "gen/evaluator.h"
-#include "ir/error.h"
 
 namespace graphsub::gen {
 

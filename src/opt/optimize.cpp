@@ -5,8 +5,8 @@
 #include <chrono>
 #include <fstream>
 
+#include "core/error.h"
 #include "exec/precompute.h"
-#include "ir/error.h"
 #include "opt/analytic_cost.h"
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"

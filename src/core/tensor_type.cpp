@@ -1,41 +1,54 @@
-#include "ir/tensor_type.h"
+#include "core/tensor_type.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdint>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "f32";
-    case DType::F16: return "f16";
-    case DType::I64: return "i64";
-    case DType::I32: return "i32";
-    case DType::U32: return "u32";
-    case DType::Bool: return "bool";
+    case DType::F32:
+      return "f32";
+    case DType::F16:
+      return "f16";
+    case DType::I64:
+      return "i64";
+    case DType::I32:
+      return "i32";
+    case DType::U32:
+      return "u32";
+    case DType::Bool:
+      return "bool";
   }
   return "?";
 }
 
 const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::Default: return "default";
-    case Layout::NHWC: return "nhwc";
-    case Layout::ColMajor: return "colmajor";
+    case Layout::Default:
+      return "default";
+    case Layout::NHWC:
+      return "nhwc";
+    case Layout::ColMajor:
+      return "colmajor";
   }
   return "?";
 }
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F16: return 2;
-    case DType::I64: return 8;
-    case DType::Bool: return 1;
-    default: return 4;
+    case DType::F16:
+      return 2;
+    case DType::I64:
+      return 8;
+    case DType::Bool:
+      return 1;
+    default:
+      return 4;
   }
 }
 

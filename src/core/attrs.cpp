@@ -1,31 +1,41 @@
-#include "ir/attrs.h"
+#include "core/attrs.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 
-AttrKind attr_kind(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
+AttrKind attr_kind(const AttrValue& v) {
+  return static_cast<AttrKind>(v.index());
+}
 
 const char* attr_kind_name(AttrKind k) {
   switch (k) {
-    case AttrKind::Int: return "int";
-    case AttrKind::Float: return "float";
-    case AttrKind::String: return "string";
-    case AttrKind::Ints: return "ints";
+    case AttrKind::Int:
+      return "int";
+    case AttrKind::Float:
+      return "float";
+    case AttrKind::String:
+      return "string";
+    case AttrKind::Ints:
+      return "ints";
   }
   return "?";
 }
 
 std::string attr_value_str(const AttrValue& v) {
   switch (attr_kind(v)) {
-    case AttrKind::Int: return fmt::format("{}", std::get<int64_t>(v));
-    case AttrKind::Float: return fmt::format("{}", std::get<double>(v));
-    case AttrKind::String: return std::get<std::string>(v);
-    case AttrKind::Ints: return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ","));
+    case AttrKind::Int:
+      return fmt::format("{}", std::get<int64_t>(v));
+    case AttrKind::Float:
+      return fmt::format("{}", std::get<double>(v));
+    case AttrKind::String:
+      return std::get<std::string>(v);
+    case AttrKind::Ints:
+      return fmt::format("[{}]", fmt::join(std::get<std::vector<int64_t>>(v), ","));
   }
   return "?";
 }
