@@ -6,8 +6,8 @@
 #include <functional>
 
 #include "core/error.h"
-#include "gen/enumerate.h"
-#include "gen/graph_eval.h"
+#include "gen/enumerate/enumerate.h"
+#include "gen/enumerate/graph_eval.h"
 #include "test_gen_util.h"
 
 namespace graphsub::gen {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "gen/common_subgraph.h"
-#include "gen/equality.h"
+#include "gen/classify/common_subgraph.h"
+#include "gen/classify/equality.h"
 #include "gen/library_file.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"

@@ -15,7 +15,7 @@
 #include "driver/optimize_options.h"
 #include "driver/rule_jobs.h"
 #include "gen/library_file.h"
-#include "gen/verifier_prover.h"
+#include "gen/prove/verifier_prover.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::driver {

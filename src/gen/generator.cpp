@@ -9,13 +9,13 @@
 #include <set>
 
 #include "core/error.h"
-#include "gen/candidates.h"
-#include "gen/classify.h"
-#include "gen/common_subgraph.h"
-#include "gen/enumerate.h"
+#include "gen/classify/candidates.h"
+#include "gen/classify/classify.h"
+#include "gen/classify/common_subgraph.h"
+#include "gen/enumerate/enumerate.h"
 #include "gen/parallel.h"
-#include "gen/param_lift.h"
-#include "gen/space.h"
+#include "gen/prune/param_lift.h"
+#include "gen/space/space.h"
 
 namespace graphsub::gen {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "gen/equality.h"
-#include "gen/gen_op.h"
-#include "gen/pool.h"
+#include "gen/classify/equality.h"
+#include "gen/space/gen_op.h"
+#include "gen/space/pool.h"
 #include "ir/report.h"
 #include "rules/rule.h"
 

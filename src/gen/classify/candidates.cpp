@@ -1,9 +1,9 @@
-#include "gen/candidates.h"
+#include "gen/classify/candidates.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "gen/partitions.h"
+#include "gen/enumerate/partitions.h"
 
 namespace graphsub::gen {
 

@@ -8,9 +8,9 @@
 #include <utility>
 #include <vector>
 
-#include "gen/compact_graph.h"
-#include "gen/enumerate.h"
-#include "gen/graph_eval.h"
+#include "gen/enumerate/compact_graph.h"
+#include "gen/enumerate/enumerate.h"
+#include "gen/enumerate/graph_eval.h"
 
 namespace graphsub::gen {
 

@@ -1,4 +1,4 @@
-#include "gen/classify.h"
+#include "gen/classify/classify.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "gen/common_subgraph.h"
+#include "gen/classify/common_subgraph.h"
 #include "gen/parallel.h"
 
 namespace graphsub::gen {

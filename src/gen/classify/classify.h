@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "gen/candidates.h"
-#include "gen/equality.h"
+#include "gen/classify/candidates.h"
+#include "gen/classify/equality.h"
 #include "ir/report.h"
 
 namespace graphsub::gen {

@@ -1,4 +1,4 @@
-#include "gen/common_subgraph.h"
+#include "gen/classify/common_subgraph.h"
 
 #include <algorithm>
 #include <map>

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "gen/equality.h"
+#include "gen/classify/equality.h"
 
 namespace graphsub::gen {
 

@@ -1,4 +1,4 @@
-#include "gen/equality.h"
+#include "gen/classify/equality.h"
 
 #include <fmt/format.h>
 

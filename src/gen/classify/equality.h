@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gen/candidates.h"
+#include "gen/classify/candidates.h"
 #include "rules/rule.h"
 
 namespace graphsub::gen {

@@ -1,4 +1,4 @@
-#include "gen/compact_graph.h"
+#include "gen/enumerate/compact_graph.h"
 
 #include <xxhash.h>
 

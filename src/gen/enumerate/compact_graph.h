@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-#include "gen/space.h"
+#include "gen/space/space.h"
 
 namespace graphsub::gen {
 

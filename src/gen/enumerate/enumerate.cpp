@@ -1,4 +1,4 @@
-#include "gen/enumerate.h"
+#include "gen/enumerate/enumerate.h"
 
 #include <fmt/format.h>
 
@@ -11,9 +11,9 @@
 #include <mutex>
 
 #include "core/error.h"
-#include "gen/graph_eval.h"
+#include "gen/enumerate/graph_eval.h"
+#include "gen/enumerate/partitions.h"
 #include "gen/parallel.h"
-#include "gen/partitions.h"
 
 namespace graphsub::gen {
 

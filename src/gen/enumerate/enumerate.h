@@ -18,7 +18,7 @@
 #include <memory>
 #include <vector>
 
-#include "gen/enumerator.h"
+#include "gen/enumerate/enumerator.h"
 #include "ir/report.h"
 
 namespace graphsub::gen {

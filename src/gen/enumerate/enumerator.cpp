@@ -1,9 +1,9 @@
-#include "gen/enumerator.h"
+#include "gen/enumerate/enumerator.h"
 
 #include <algorithm>
 #include <bit>
 
-#include "gen/partitions.h"
+#include "gen/enumerate/partitions.h"
 
 namespace graphsub::gen {
 

@@ -17,9 +17,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "gen/compact_graph.h"
-#include "gen/evaluator.h"
-#include "gen/leaf_memo.h"
+#include "gen/enumerate/compact_graph.h"
+#include "gen/enumerate/leaf_memo.h"
+#include "gen/space/evaluator.h"
 
 namespace graphsub::gen {
 

@@ -11,8 +11,8 @@
 #include <deque>
 #include <vector>
 
-#include "gen/evaluator.h"
-#include "gen/flat_map.h"
+#include "gen/space/evaluator.h"
+#include "gen/space/flat_map.h"
 
 namespace graphsub::gen {
 

@@ -1,4 +1,4 @@
-#include "gen/graph_eval.h"
+#include "gen/enumerate/graph_eval.h"
 
 #include <array>
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "gen/compact_graph.h"
-#include "gen/evaluator.h"
-#include "gen/float_memo.h"
+#include "gen/enumerate/compact_graph.h"
+#include "gen/enumerate/float_memo.h"
+#include "gen/space/evaluator.h"
 
 namespace graphsub::gen {
 

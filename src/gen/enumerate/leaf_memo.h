@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "gen/gen_op.h"
+#include "gen/space/gen_op.h"
 
 namespace graphsub::gen {
 

@@ -1,9 +1,9 @@
-#include "gen/partitions.h"
+#include "gen/enumerate/partitions.h"
 
 #include <algorithm>
 #include <array>
 
-#include "gen/space.h"
+#include "gen/space/space.h"
 
 namespace graphsub::gen {
 

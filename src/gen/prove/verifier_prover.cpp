@@ -1,4 +1,4 @@
-#include "gen/verifier_prover.h"
+#include "gen/prove/verifier_prover.h"
 
 #include <fmt/format.h>
 

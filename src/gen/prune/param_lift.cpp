@@ -1,4 +1,4 @@
-#include "gen/param_lift.h"
+#include "gen/prune/param_lift.h"
 
 #include <algorithm>
 #include <functional>

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "gen/equality.h"
-#include "gen/gen_op.h"
+#include "gen/classify/equality.h"
+#include "gen/space/gen_op.h"
 #include "ir/report.h"
 
 namespace graphsub::gen {

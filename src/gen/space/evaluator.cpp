@@ -1,4 +1,4 @@
-#include "gen/evaluator.h"
+#include "gen/space/evaluator.h"
 
 #include <fmt/format.h>
 

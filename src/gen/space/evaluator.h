@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "core/tensor_type.h"
-#include "gen/flat_map.h"
-#include "gen/gen_op.h"
+#include "gen/space/flat_map.h"
+#include "gen/space/gen_op.h"
 
 namespace graphsub::gen {
 

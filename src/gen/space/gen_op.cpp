@@ -1,4 +1,4 @@
-#include "gen/gen_op.h"
+#include "gen/space/gen_op.h"
 
 #include <fmt/format.h>
 

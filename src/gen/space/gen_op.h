@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/attrs.h"
-#include "gen/pool.h"
+#include "gen/space/pool.h"
 #include "ops/op_def.h"
 #include "rules/rule.h"
 

@@ -1,4 +1,4 @@
-#include "gen/pool.h"
+#include "gen/space/pool.h"
 
 #include <fmt/format.h>
 

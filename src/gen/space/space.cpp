@@ -1,9 +1,9 @@
-#include "gen/space.h"
+#include "gen/space/space.h"
 
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "gen/evaluator.h"
+#include "gen/space/evaluator.h"
 
 namespace graphsub::gen {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "gen/gen_op.h"
-#include "gen/pool.h"
+#include "gen/space/gen_op.h"
+#include "gen/space/pool.h"
 
 namespace graphsub::gen {
 
