@@ -12,9 +12,9 @@
 #include "gen/classify/candidates.h"
 #include "gen/classify/classify.h"
 #include "gen/classify/common_subgraph.h"
+#include "gen/classify/param_lift.h"
 #include "gen/enumerate/enumerate.h"
 #include "gen/parallel.h"
-#include "gen/prune/param_lift.h"
 #include "gen/space/space.h"
 
 namespace graphsub::gen {

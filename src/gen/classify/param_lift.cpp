@@ -1,4 +1,4 @@
-#include "gen/prune/param_lift.h"
+#include "gen/classify/param_lift.h"
 
 #include <algorithm>
 #include <functional>
