@@ -1,7 +1,7 @@
 #pragma once
 // The generator's prover: the Z3 verifier of src/verify, over the axioms of
 // specs/operators.axioms (a numeric test on small shapes first, then the solver).
-#include "gen/generator.h"
+#include "gen/prove/prover.h"
 #include "verify/verifier.h"
 
 namespace graphsub::gen {
