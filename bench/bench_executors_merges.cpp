@@ -17,11 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+#include "core/text.h"
 #include "driver/data_paths.h"
 #include "exec/precompute.h"
-#include "ir/error.h"
 #include "ir/report.h"
-#include "ir/text.h"
 #include "models/models.h"
 #include "opt/analytic_cost.h"
 #include "opt/graph_hashing.h"

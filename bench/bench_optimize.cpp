@@ -27,10 +27,10 @@
 #include <string>
 #include <vector>
 
+#include "core/text.h"
 #include "driver/candidate_samples.h"
 #include "driver/data_paths.h"
 #include "ir/report.h"
-#include "ir/text.h"
 #include "models/models.h"
 #include "opt/calibration.h"
 #include "opt/graph_hashing.h"

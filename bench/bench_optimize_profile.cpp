@@ -18,13 +18,13 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+#include "core/text.h"
 #include "driver/data_paths.h"
 #include "exec/host_tensor.h"
 #include "exec/precompute.h"
 #include "exec_onednn/onednn_executor.h"
-#include "ir/error.h"
 #include "ir/report.h"
-#include "ir/text.h"
 #include "models/models.h"
 #include "opt/graph_index.h"
 #include "opt/optimize.h"

@@ -7,7 +7,7 @@ target_link_libraries(graphsub_onednn PRIVATE OpenMP::OpenMP_CXX)
 
 graphsub_stage(graphsub_models DIRS models DEPS graphsub_ir)
 
-set(GRAPHSUB_CLI_LIBS graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
+set(GRAPHSUB_CLI_LIBS graphsub_core graphsub_ops graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
 
 
 # ONNX import/export (the only stage that talks to protobuf).

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
-#include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "onnx/result_check.h"
 #include "opt/analytic_cost.h"

@@ -5,9 +5,9 @@
 
 #include <functional>
 
-#include "gen/enumerate.h"
-#include "gen/graph_eval.h"
-#include "ir/error.h"
+#include "core/error.h"
+#include "gen/enumerate/enumerate.h"
+#include "gen/enumerate/graph_eval.h"
 #include "test_gen_util.h"
 
 namespace graphsub::gen {

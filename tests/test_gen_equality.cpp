@@ -2,10 +2,10 @@
 // instance relation, the two common-subgraph generalizations, directions of emitted rules.
 #include <gtest/gtest.h>
 
-#include "gen/common_subgraph.h"
-#include "gen/equality.h"
+#include "core/error.h"
+#include "gen/classify/common_subgraph.h"
+#include "gen/classify/equality.h"
 #include "gen/library_file.h"
-#include "ir/error.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"

@@ -1,11 +1,11 @@
-// Parameter lifting (src/gen/param_lift.h): classes that differ only in one parameter's value,
-// with a class for every declared value, become one rule with a parameter variable; lifts
+// Parameter lifting (src/gen/classify/param_lift.h): classes that differ only in one parameter's
+// value, with a class for every declared value, become one rule with a parameter variable; lifts
 // nest, and a form lifted in two domains is found whichever domain was lifted first.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "gen/param_lift.h"
+#include "gen/classify/param_lift.h"
 #include "test_gen_util.h"
 
 namespace graphsub::gen {

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <set>
 
-#include "gen/gen_op.h"
 #include "gen/library_file.h"
+#include "gen/space/gen_op.h"
 #include "rules/bounded_check.h"
 #include "rules/rule_parser.h"
 #include "test_gen_util.h"

@@ -4,9 +4,9 @@
 // lands in the class its smaller form already has.
 #include <gtest/gtest.h>
 
-#include "gen/classify.h"
-#include "gen/common_subgraph.h"
-#include "gen/enumerate.h"
+#include "gen/classify/classify.h"
+#include "gen/classify/common_subgraph.h"
+#include "gen/enumerate/enumerate.h"
 #include "rules/rule_parser.h"
 #include "test_gen_util.h"
 

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "gen/compact_graph.h"
-#include "gen/equality.h"
-#include "gen/space.h"
+#include "gen/classify/equality.h"
+#include "gen/enumerate/compact_graph.h"
+#include "gen/space/space.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::gen::testing {

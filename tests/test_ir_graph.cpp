@@ -2,9 +2,9 @@
 // dead-code removal and compaction, out-of-order construction with infer_all, the builder.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "ir/print.h"
 #include "support/op_harness.h"
 

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 #include "models/models.h"
 

@@ -10,10 +10,10 @@
 #include <random>
 #include <set>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "models/models.h"
 #include "ops/op_def.h"
 

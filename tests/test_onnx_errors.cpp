@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 

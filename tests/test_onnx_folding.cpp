@@ -3,7 +3,7 @@
 // summary grouped by op type, and --input-shape names checked against the model's inputs.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/import_folding.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"

@@ -6,8 +6,8 @@
 
 #include <filesystem>
 
+#include "core/error.h"
 #include "fuzz/fuzz_harness.h"
-#include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 

@@ -15,11 +15,11 @@
 #include <fstream>
 #include <set>
 
+#include "core/error.h"
+#include "core/tensor_type.h"
 #include "exec/host_tensor.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
-#include "ir/error.h"
-#include "ir/tensor_type.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 

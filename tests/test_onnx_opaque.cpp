@@ -5,8 +5,8 @@
 
 #include <filesystem>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 #include "onnx/onnx_model.h"
 #include "onnx/result_check.h"

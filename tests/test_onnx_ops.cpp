@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
-#include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 

@@ -3,7 +3,7 @@
 // value. End to end with PyTorch models and ONNX Runtime: test_onnx_torchvision.cpp.
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/onnx_model.h"
 #include "onnx/tensor_proto.h"
 #include "test_onnx_support.h"

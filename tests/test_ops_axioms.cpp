@@ -6,8 +6,8 @@
 #include <limits>
 #include <set>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
-#include "ir/error.h"
 #include "ops/op_def.h"
 #include "rules/axiom_ops.h"
 #include "rules/rule_parser.h"

@@ -4,7 +4,7 @@
 // same order).
 #include <gtest/gtest.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ops/op_def.h"
 #include "support/op_harness.h"
 

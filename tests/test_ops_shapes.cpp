@@ -5,7 +5,7 @@
 #include <limits>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ops/op_def.h"
 #include "support/op_harness.h"
 

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "opt/analytic_cost.h"
 #include "opt/calibration.h"
 #include "opt/graph_index.h"

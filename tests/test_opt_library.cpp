@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "opt/graph_index.h"
 #include "opt/rule_library.h"
 #include "rules/orientations.h"

@@ -3,10 +3,10 @@
 // cycles, and graph outputs.
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "opt/graph_index.h"
 #include "opt/numeric_check.h"
 #include "opt/rewrite.h"

@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "models/models.h"
 #include "opt/analytic_cost.h"
 #include "opt/graph_index.h"

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "core/error.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 #include "models/models.h"
 #include "opt/application_price.h"

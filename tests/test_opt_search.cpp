@@ -5,9 +5,9 @@
 
 #include <set>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 #include "models/models.h"
 #include "opt/graph_hashing.h"

@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <map>
 
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "opt/cost_model.h"
 #include "opt/graph_index.h"

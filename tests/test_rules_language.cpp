@@ -5,8 +5,8 @@
 
 #include <set>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
-#include "ir/error.h"
 #include "rules/conditions.h"
 #include "rules/instances.h"
 #include "rules/instantiate.h"

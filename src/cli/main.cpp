@@ -4,7 +4,7 @@
 #include <new>
 
 #include "cli/commands.h"
-#include "ir/error.h"
+#include "core/error.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"graphsub: a superoptimizer for deep-learning computation graphs"};

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "core/error.h"
 #include "exec/precompute.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 #include "opt/graph_hashing.h"
 #include "opt/graph_index.h"

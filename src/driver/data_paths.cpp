@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::driver {
 

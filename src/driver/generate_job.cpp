@@ -9,13 +9,13 @@
 #include <fstream>
 #include <thread>
 
+#include "core/error.h"
+#include "core/text.h"
 #include "driver/data_paths.h"
 #include "driver/optimize_options.h"
 #include "driver/rule_jobs.h"
 #include "gen/library_file.h"
-#include "gen/verifier_prover.h"
-#include "ir/error.h"
-#include "ir/text.h"
+#include "gen/prove/verifier_prover.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::driver {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "gen/generator.h"
-#include "gen/verifier_prover.h"
+#include "gen/prove/verifier_prover.h"
 #include "ir/report.h"
 
 namespace graphsub::driver {

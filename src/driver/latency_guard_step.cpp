@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::driver {
 namespace {

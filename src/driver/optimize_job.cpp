@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/error.h"
 #include "driver/candidate_samples.h"
 #include "driver/data_paths.h"
 #include "driver/latency_guard_step.h"
-#include "ir/error.h"
 #include "ir/print.h"
 #include "models/models.h"
 #include "onnx/half_precision.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/error.h"
-#include "ir/tensor_type.h"
+#include "core/error.h"
+#include "core/tensor_type.h"
 #include "opt/optimize.h"
 
 namespace graphsub::driver {

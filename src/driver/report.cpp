@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::driver {
 

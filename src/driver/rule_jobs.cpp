@@ -6,7 +6,7 @@
 
 #include "driver/data_paths.h"
 #include "driver/optimize_options.h"
-#include "gen/pool.h"
+#include "gen/space/pool.h"
 #include "opt/rule_transform.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"

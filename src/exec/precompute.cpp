@@ -6,7 +6,7 @@
 #include <memory>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 

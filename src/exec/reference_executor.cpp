@@ -4,7 +4,7 @@
 
 #include <type_traits>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 
@@ -48,7 +48,9 @@ std::vector<HostTensor<T>> run_reference(const Graph& g, const TensorMap<T>& fee
       continue;
     }
     Kernel<T> k = kernel_of<T>(*n.op);
-    if (!k) throw Error(fmt::format("{}: no reference kernel (operator without semantics)", g.describe(id)));
+    if (!k)
+      throw Error(
+          fmt::format("{}: no reference kernel (operator without semantics)", g.describe(id)));
     std::vector<TensorType> in_types;
     std::vector<const T*> in_ptrs;
     for (auto r : n.inputs) {
@@ -67,7 +69,8 @@ std::vector<HostTensor<T>> run_reference(const Graph& g, const TensorMap<T>& fee
       if (last_use[r.node] == step && !is_output[r.node]) values[r.node].clear();
   }
   std::vector<HostTensor<T>> result;
-  for (auto& o : g.outputs()) result.push_back({g.type(o.ref).shape, values[o.ref.node].at(o.ref.output)});
+  for (auto& o : g.outputs())
+    result.push_back({g.type(o.ref).shape, values[o.ref.node].at(o.ref.output)});
   return result;
 }
 

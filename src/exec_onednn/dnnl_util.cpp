@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::onednn {
 

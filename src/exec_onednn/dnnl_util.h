@@ -4,7 +4,7 @@
 #include <dnnl.hpp>
 #include <string>
 
-#include "ir/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace graphsub::onednn {
 

@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "exec_onednn/lower_ops.h"
-#include "ir/error.h"
 
 namespace graphsub::onednn {
 

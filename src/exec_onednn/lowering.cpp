@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ops/kernel_util.h"
 
 namespace graphsub::onednn {

@@ -9,9 +9,9 @@
 #include <set>
 #include <thread>
 
+#include "core/error.h"
 #include "exec_onednn/lower_ops.h"
 #include "exec_onednn/lowering.h"
-#include "ir/error.h"
 
 namespace graphsub {
 

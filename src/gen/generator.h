@@ -3,14 +3,14 @@
 // bucket them by fingerprint, pair the graphs of each bucket, re-test the pairs numerically,
 // prove them, and prune the proven rules (renaming, common subgraphs).
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "gen/equality.h"
-#include "gen/gen_op.h"
-#include "gen/pool.h"
+#include "gen/classify/equality.h"
+#include "gen/prove/prover.h"
+#include "gen/space/gen_op.h"
+#include "gen/space/pool.h"
 #include "ir/report.h"
 #include "rules/rule.h"
 
@@ -42,31 +42,6 @@ struct GeneratorOptions {
   // proving batch ran out of memory in it. Every class at max_ops 3 has 4 or fewer. 0: no limit.
   int max_prover_vars = 5;
 };
-
-// The verdict on one rule.
-struct ProofOutcome {
-  bool proved = false;
-  std::string reason;    // why not: counterexample, solver unknown, timeout, numeric mismatch
-  bool refuted = false;  // shown false (a counterexample), not merely unproved
-  // For the time report only (never written to the library): the verdict's kind and the
-  // prover's time on it.
-  std::string kind;
-  double numeric_ms = 0, solver_ms = 0;
-  uint64_t resources = 0;  // the solver's resource count (rlimit units), when counted
-  // Worth proving again under extra conditions: refuted or left open by the prover, not
-  // rejected for having no instance or for its form.
-  bool retry_under_conditions() const { return refuted || kind == "unknown" || kind == "timeout"; }
-};
-
-// Prover time by verdict kind (proved, unknown, counterexample, ...).
-struct ProverTimes {
-  uint64_t calls = 0;
-  double numeric_ms = 0, solver_ms = 0;  // totals
-  double median_ms = 0, max_ms = 0;      // of numeric + solver per call
-  uint64_t max_resources = 0;            // of the solver per call, when counted
-};
-// Proves a batch of rules (in parallel as it likes); one outcome per rule, in order.
-using Prover = std::function<std::vector<ProofOutcome>(const std::vector<rules::Rule>&)>;
 
 struct StageCount {
   std::string stage;
@@ -112,15 +87,6 @@ struct GeneratorResult {
 };
 
 GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove, Reporter& rep);
-
-// The rule of an equality in one direction (lhs -> rhs, or reversed), with its tensor
-// variables in order of first occurrence and its conditions as (where ...).
-rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed);
-
-// True when lhs -> rhs can drive a rewrite: every source output applies an operator and the
-// target uses only variables the source binds (the rule language requires both).
-bool usable_direction(const std::vector<rules::TermPtr>& src,
-                      const std::vector<rules::TermPtr>& dst);
 
 // Peak resident set size of this process so far.
 uint64_t peak_rss_bytes();

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::gen {
 

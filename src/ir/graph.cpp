@@ -6,7 +6,7 @@
 #include <queue>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 

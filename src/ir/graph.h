@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/attrs.h"
-#include "ir/tensor_type.h"
+#include "core/attrs.h"
+#include "core/tensor_type.h"
 #include "ops/op_def.h"
 
 namespace graphsub {

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ir/graph.h"
 
 namespace graphsub {
@@ -14,8 +14,8 @@ void validate(const Graph& g) {
     const Node& n = g.node(id);
     for (auto r : n.inputs) {
       if (!g.alive(r.node) || r.output >= g.node(r.node).outputs.size())
-        throw Error(fmt::format("{} reads dangling tensor {}:{}", g.describe(id), r.node,
-                                r.output));
+        throw Error(
+            fmt::format("{} reads dangling tensor {}:{}", g.describe(id), r.node, r.output));
     }
     if ((n.is_input() || n.is_weight()) && !names.insert(n.name).second)
       throw Error(fmt::format("duplicate input/weight name '{}' ({})", n.name, g.describe(id)));
@@ -44,8 +44,8 @@ void validate(const Graph& g) {
       std::vector<std::string> want, have;
       for (auto& t : out) want.push_back(t.str());
       for (auto& t : n.outputs) have.push_back(t.str());
-      throw Error(fmt::format("{}: stored output types {} differ from inferred {}",
-                              g.describe(id), fmt::join(have, " "), fmt::join(want, " ")));
+      throw Error(fmt::format("{}: stored output types {} differ from inferred {}", g.describe(id),
+                              fmt::join(have, " "), fmt::join(want, " ")));
     }
   }
 }

@@ -11,7 +11,7 @@
 #include <cmath>
 #include <memory>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "models/layers.h"
 #include "models/models.h"
 

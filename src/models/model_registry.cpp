@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "models/models.h"
 
 namespace graphsub {

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/export_context.h"
 #include "onnx/opaque_attrs.h"
 #include "onnx/tensor_proto.h"

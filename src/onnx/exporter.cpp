@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/error.h"
 #include "exec/precompute.h"
-#include "ir/error.h"
 #include "onnx/export_context.h"
 #include "onnx/half_precision.h"
 #include "onnx/model_io.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 

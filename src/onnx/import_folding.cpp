@@ -9,7 +9,7 @@
 #include <limits>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/import_context.h"
 #include "onnx/tensor_proto.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace graphsub {
 

@@ -5,7 +5,7 @@
 #include <limits>
 #include <optional>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/import_context.h"
 
 namespace graphsub {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/import_context.h"
 #include "onnx/tensor_proto.h"
 

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <queue>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/half_precision.h"
 #include "onnx/import_context.h"
 #include "onnx/isolated_call.h"

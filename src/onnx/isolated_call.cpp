@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 

@@ -17,7 +17,7 @@
 #include <system_error>
 #include <utility>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 namespace {

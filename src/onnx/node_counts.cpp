@@ -3,7 +3,7 @@
 // optimization are read from what was written, not from the graph.
 #include <fmt/format.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/model_io.h"
 #include "onnx/onnx_model.h"
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub {
 

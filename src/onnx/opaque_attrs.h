@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "ir/attrs.h"
+#include "core/attrs.h"
 
 namespace graphsub {
 

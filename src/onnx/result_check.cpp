@@ -7,10 +7,10 @@
 #include <map>
 #include <set>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 
 namespace graphsub {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "onnx/model_io.h"
 
 namespace graphsub {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace graphsub {
 

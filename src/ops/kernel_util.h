@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ops/op_def.h"
 #include "ops/scalar.h"
 

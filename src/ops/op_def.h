@@ -10,8 +10,8 @@
 #include <variant>
 #include <vector>
 
-#include "ir/attrs.h"
-#include "ir/tensor_type.h"
+#include "core/attrs.h"
+#include "core/tensor_type.h"
 
 namespace graphsub {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <memory>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ops/families.h"
 #include "ops/op_def.h"
 

@@ -4,7 +4,7 @@
 // subtree, and other operators keep the trees of axes whose meaning they preserve.
 #include <span>
 
-#include "ir/tensor_type.h"
+#include "core/tensor_type.h"
 
 namespace graphsub {
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::opt {
 namespace {

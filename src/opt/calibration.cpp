@@ -7,7 +7,7 @@
 #include <cmath>
 #include <numeric>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::opt {
 

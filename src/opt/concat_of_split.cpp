@@ -4,7 +4,7 @@
 // It removes the split/concat pairs left behind when merged convolutions feed a concat.
 #include <fmt/format.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"

@@ -1,6 +1,6 @@
 // fuse-activation-{conv,matmul}: act(op(x, w)) -> op(x, w, act) when op has no activation yet
 // and nothing else reads its output.
-#include "ir/error.h"
+#include "core/error.h"
 #include "ops/op_def.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"

@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"

@@ -7,9 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "opt/analytic_cost.h"
 #include "opt/graph_index.h"
 #include "opt/runtime.h"

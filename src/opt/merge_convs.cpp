@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "opt/application_price.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"

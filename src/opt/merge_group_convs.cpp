@@ -5,7 +5,7 @@
 // reshape) reads only weights, so it costs nothing and is computed ahead of run time.
 #include <fmt/format.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "opt/application_price.h"
 #include "opt/builtin_transform.h"
 #include "opt/rewrite.h"

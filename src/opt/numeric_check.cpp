@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
-#include "ir/error.h"
 
 namespace graphsub::opt {
 

@@ -6,8 +6,8 @@
 #include <fstream>
 #include <set>
 
+#include "core/error.h"
 #include "exec/precompute.h"
-#include "ir/error.h"
 #include "ir/hash.h"
 #include "opt/analytic_cost.h"
 #include "opt/machine_profile.h"

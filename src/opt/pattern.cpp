@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "opt/scratch_pool.h"
 #include "rules/axiom_ops.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::opt {
 

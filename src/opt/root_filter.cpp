@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::opt {
 namespace {

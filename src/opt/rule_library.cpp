@@ -6,7 +6,7 @@
 #include <optional>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "opt/rule_transform.h"
 #include "opt/structural_rules.h"
 #include "rules/orientations.h"

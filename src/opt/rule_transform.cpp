@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <functional>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "opt/application_price.h"
 #include "opt/rewrite.h"
 #include "opt/scratch_pool.h"

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ir/hash.h"
 #include "opt/graph_hashing.h"
 #include "opt/graph_index.h"

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::ort {
 namespace {

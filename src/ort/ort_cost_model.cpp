@@ -8,8 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "ir/builder.h"
-#include "ir/error.h"
 #include "onnx/onnx_model.h"
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"

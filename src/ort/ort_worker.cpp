@@ -13,7 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 extern char** environ;
 

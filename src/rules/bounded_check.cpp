@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ir/hash.h"
 
 namespace graphsub::rules {

@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "ir/tensor_type.h"
+#include "core/tensor_type.h"
 #include "ops/op_def.h"
 #include "rules/rule.h"
 

@@ -13,7 +13,7 @@
 #include <deque>
 #include <unordered_map>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ir/hash.h"
 #include "rules/axiom_ops.h"
 #include "rules/conditions.h"

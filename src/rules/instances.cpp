@@ -6,7 +6,7 @@
 #include <memory>
 #include <optional>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "rules/axiom_ops.h"
 #include "rules/conditions.h"
 #include "rules/instantiate.h"

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "ir/error.h"
-#include "ir/tensor_type.h"
+#include "core/error.h"
+#include "core/tensor_type.h"
 #include "ops/op_def.h"
 #include "rules/rule.h"
 

@@ -4,7 +4,7 @@
 
 #include <optional>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "rules/axiom_ops.h"
 
 namespace graphsub::rules {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
-#include "ir/error.h"
 #include "rules/axiom_ops.h"
 #include "rules/instantiate.h"
 

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "rules/axiom_ops.h"
 #include "rules/orientations.h"
 #include "rules/sexpr.h"

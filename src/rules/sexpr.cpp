@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "ir/error.h"
+#include "core/error.h"
 
 namespace graphsub::rules {
 

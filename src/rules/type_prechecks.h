@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "ir/tensor_type.h"
+#include "core/tensor_type.h"
 #include "rules/axiom_ops.h"
 #include "rules/instances.h"
 

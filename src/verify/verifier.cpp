@@ -12,7 +12,7 @@
 #include <system_error>
 #include <thread>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "verify/solver_watchdog.h"
 #include "verify/z3_encoding.h"
 

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "ir/report.h"
 #include "rules/bounded_check.h"
 #include "rules/rule.h"

@@ -5,7 +5,7 @@
 #include <functional>
 #include <set>
 
-#include "ir/error.h"
+#include "core/error.h"
 #include "rules/axiom_ops.h"
 
 namespace graphsub::verify {

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/error.h"
 #include "exec/reference_executor.h"
-#include "ir/error.h"
 
 namespace graphsub::testutil {
 

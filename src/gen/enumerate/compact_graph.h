@@ -1,0 +1,85 @@
+#pragma once
+// The enumerator's graph: at most kMaxOps operators, each a variant id and the tensor ids it
+// reads. Tensor id p < P names pool tensor p; P + 2k + o names output o of operator k. The
+// outputs of a graph are the operator outputs nobody reads. A "bare" graph has no operator and
+// one output, pool tensor `bare`: it stands for the variable itself (the right side of
+// transpose(transpose(x)) = x).
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gen/space/space.h"
+
+namespace graphsub::gen {
+
+using TensorId = uint8_t;
+constexpr TensorId kNoTensor = 0xFF;
+
+struct GraphOp {
+  uint16_t variant = 0;
+  std::array<TensorId, kMaxArity> in{kNoTensor, kNoTensor};
+  friend bool operator==(const GraphOp&, const GraphOp&) = default;
+  friend auto operator<=>(const GraphOp&, const GraphOp&) = default;
+};
+
+struct CompactGraph {
+  uint8_t num_ops = 0;
+  TensorId bare = kNoTensor;
+  bool terminal = false;  // every output equals a pool tensor
+  std::array<GraphOp, kMaxOps> ops{};
+  friend bool operator==(const CompactGraph&, const CompactGraph&) = default;
+  friend auto operator<=>(const CompactGraph&, const CompactGraph&) = default;
+};
+
+// Fingerprint and graph: what the enumerator emits, 32 bytes.
+struct GraphRecord {
+  uint64_t fp = 0;
+  CompactGraph g;
+};
+
+// Graphs of exactly `num_ops` operators in 64 bits, for storing the largest graphs (most of
+// the enumeration) at 16 bytes a record. Fields are packed most significant first in the
+// order CompactGraph compares them (variant, then inputs, operator by operator; no input is
+// the largest code), so packed codes compare like the graphs they encode. The terminal flag
+// is not kept: the caller keeps terminal graphs apart.
+class GraphPacker {
+ public:
+  GraphPacker(const Space& s, int num_ops);
+  // False when the space has too many variants or tensors for 64 bits; pack() then throws.
+  bool fits() const { return fits_; }
+  uint64_t pack(const CompactGraph& g) const;
+  CompactGraph unpack(uint64_t code) const;
+
+ private:
+  int num_ops_;
+  int variant_bits_, tensor_bits_;
+  bool fits_;
+};
+
+inline TensorId op_output_id(size_t num_pool, int op, int out) {
+  return static_cast<TensorId>(num_pool + 2 * static_cast<size_t>(op) + static_cast<size_t>(out));
+}
+inline bool is_pool_id(size_t num_pool, TensorId t) {
+  return t < num_pool;
+}
+inline int producer_of(size_t num_pool, TensorId t) {
+  return t < num_pool ? -1 : static_cast<int>((t - num_pool) / 2);
+}
+inline int output_index_of(size_t num_pool, TensorId t) {
+  return static_cast<int>((t - num_pool) % 2);
+}
+
+// The graph's outputs in id order: unread operator outputs, or the bare tensor.
+std::vector<TensorId> graph_outputs(const Space& s, const CompactGraph& g);
+
+// Order-independent combination of output hashes: sorted, then hashed.
+uint64_t combine_output_hashes(std::span<const uint64_t> hashes);
+
+// Hash of a tensor value: its type hash and its elements.
+uint64_t value_hash(uint64_t type_hash, const uint32_t* data, int64_t n);
+
+// "matmul none (x1, w1); relu (t0)" for messages and tests.
+std::string graph_str(const Space& s, const CompactGraph& g);
+
+}  // namespace graphsub::gen

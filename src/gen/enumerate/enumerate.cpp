@@ -1,0 +1,367 @@
+#include "gen/enumerate/enumerate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "core/error.h"
+#include "gen/enumerate/graph_eval.h"
+#include "gen/enumerate/partitions.h"
+#include "gen/parallel.h"
+
+namespace graphsub::gen {
+
+namespace {
+
+bool record_less(const GraphRecord& a, const GraphRecord& b) {
+  return a.fp != b.fp ? a.fp < b.fp : a.g < b.g;
+}
+
+bool request_less(const SplitRequest& a, const SplitRequest& b) {
+  return a.g != b.g ? a.g < b.g : a.blocks < b.blocks;
+}
+
+// A graph of max_ops operators as stored in the temporary files.
+struct Packed {
+  uint64_t fp = 0, code = 0;
+  friend auto operator<=>(const Packed&, const Packed&) = default;
+};
+
+// Parts by the top bits of the fingerprint, so that the parts in order are the records in
+// fingerprint order.
+constexpr int kPartBits = 8;
+constexpr size_t kParts = size_t{1} << kPartBits;
+size_t part_of(uint64_t fp) {
+  return static_cast<size_t>(fp >> (64 - kPartBits));
+}
+// The records of part p in a vector sorted by fingerprint.
+template <class T>
+std::pair<size_t, size_t> part_range(const std::vector<T>& v, size_t p) {
+  auto first = [&](size_t q) -> size_t {
+    if (q >= kParts) return v.size();
+    uint64_t lo = static_cast<uint64_t>(q) << (64 - kPartBits);
+    return static_cast<size_t>(
+        std::lower_bound(v.begin(), v.end(), lo, [](const T& r, uint64_t f) { return r.fp < f; }) -
+        v.begin());
+  };
+  return {first(p), first(p + 1)};
+}
+
+// One temporary file per part (deleted when closed or when the process ends), written by all
+// threads in blocks under a lock per part.
+class SpillFiles {
+ public:
+  SpillFiles() : files_(kParts), locks_(kParts) {
+    for (auto& f : files_) {
+      f = std::tmpfile();
+      if (!f)
+        throw Error(
+            fmt::format("enumeration: cannot create a temporary file: {}", std::strerror(errno)));
+    }
+  }
+  ~SpillFiles() {
+    for (auto f : files_)
+      if (f) std::fclose(f);
+  }
+  SpillFiles(const SpillFiles&) = delete;
+  SpillFiles& operator=(const SpillFiles&) = delete;
+
+  void write(size_t p, const std::vector<Packed>& block) {
+    std::lock_guard<std::mutex> lock(locks_[p]);
+    if (std::fwrite(block.data(), sizeof(Packed), block.size(), files_[p]) != block.size())
+      throw Error(fmt::format("enumeration: cannot write a temporary file ({} bytes so far): {}",
+                              bytes_, std::strerror(errno)));
+    bytes_ += block.size() * sizeof(Packed);
+  }
+  // Reads part p back whole and closes its file.
+  std::vector<Packed> take(size_t p) {
+    FILE* f = files_[p];
+    if (std::fflush(f) != 0 || std::fseek(f, 0, SEEK_END) != 0)
+      throw Error(
+          fmt::format("enumeration: cannot read a temporary file: {}", std::strerror(errno)));
+    long bytes = std::ftell(f);
+    std::vector<Packed> out(static_cast<size_t>(bytes) / sizeof(Packed));
+    std::rewind(f);
+    if (std::fread(out.data(), sizeof(Packed), out.size(), f) != out.size())
+      throw Error(
+          fmt::format("enumeration: cannot read a temporary file: {}", std::strerror(errno)));
+    std::fclose(f);
+    files_[p] = nullptr;
+    return out;
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  std::vector<FILE*> files_;
+  std::vector<std::mutex> locks_;
+  std::atomic<uint64_t> bytes_{0};
+};
+
+}  // namespace
+
+// The largest graphs of an enumeration: packed in part files, terminal ones whole.
+struct LargeGraphs {
+  LargeGraphs(const Space& s, int num_ops) : packer(s, num_ops) {}
+  GraphPacker packer;
+  SpillFiles files;
+  std::vector<GraphRecord> whole;  // sorted by (fp, graph)
+};
+
+namespace {
+
+// A worker's sink for the largest graphs: packed records go to the files in blocks; terminal
+// graphs (few) and graphs the packing cannot hold stay in memory whole.
+class SpillSink : public GraphSink {
+ public:
+  SpillSink(SpillFiles& files, const GraphPacker& packer)
+      : files_(files), packer_(packer), blocks_(kParts) {}
+  void add(const GraphRecord& r) override {
+    if (r.g.terminal || !packer_.fits()) {
+      whole.push_back(r);
+      return;
+    }
+    size_t p = part_of(r.fp);
+    std::vector<Packed>& b = blocks_[p];
+    if (b.capacity() == 0) b.reserve(kBlock);
+    b.push_back(Packed{r.fp, packer_.pack(r.g)});
+    if (b.size() == kBlock) {
+      files_.write(p, b);
+      b.clear();
+    }
+  }
+  void add_request(const SplitRequest& q) override { requests.push_back(q); }
+  void flush() {
+    for (size_t p = 0; p < kParts; ++p) {
+      if (!blocks_[p].empty()) files_.write(p, blocks_[p]);
+      std::vector<Packed>().swap(blocks_[p]);
+    }
+  }
+  std::vector<GraphRecord> whole;
+  std::vector<SplitRequest> requests;
+
+ private:
+  static constexpr size_t kBlock = 2048;  // 32 KiB a part and thread
+  SpillFiles& files_;
+  const GraphPacker& packer_;
+  std::vector<std::vector<Packed>> blocks_;
+};
+
+// One enumeration round over all first operators, `threads` workers pulling tasks, each with
+// its own sink.
+// `configure` sets up each worker's enumerator (its thread index given).
+template <class Sink, class Configure>
+EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* pieces,
+                    bool prefix_variables, std::vector<std::unique_ptr<Sink>>& sinks, Reporter& rep,
+                    const char* stage, Configure&& configure) {
+  Enumerator planner(s);
+  std::vector<RootTask> tasks = planner.root_tasks();
+  std::vector<std::unique_ptr<Enumerator>> workers;  // per-thread state
+  for (size_t t = 0; t < sinks.size(); ++t) {
+    workers.push_back(std::make_unique<Enumerator>(s, min_emit_ops, pieces, prefix_variables));
+    configure(*workers.back(), t);
+  }
+  // Workers enumerate; this thread only reports progress (the reporter is not thread-safe).
+  // An exception in a worker (out of memory, say) reaches the caller.
+  parallel_for(
+      tasks.size(), static_cast<int>(sinks.size()),
+      [&](size_t i, size_t t) { workers[t]->run_task(tasks[i], *sinks[t]); },
+      [&](size_t done) {
+        uint64_t graphs = 0;
+        for (auto& w : workers) graphs += w->stats().graphs;  // approximate while running
+        rep.progress(stage, static_cast<double>(done), static_cast<double>(tasks.size()),
+                     fmt::format("first operators, {:.1f} M graphs", graphs / 1e6));
+      });
+  EnumStats stats;
+  for (auto& w : workers) stats += w->stats();
+  return stats;
+}
+
+// The pieces of split requests for the graphs of the first round, which had no piece set
+// while they were enumerated.
+void requests_of_small_graphs(const Space& s, const std::vector<GraphRecord>& records,
+                              const FingerprintSet& pieces, std::vector<SplitRequest>& out) {
+  GraphEvaluator ev(s);
+  for (const GraphRecord& r : records) {
+    if (r.g.num_ops == 0) continue;
+    std::vector<TensorId> outs = graph_outputs(s, r.g);
+    if (outs.size() < 2) continue;
+    EvaluatedGraph e = ev.evaluate(r.g, false);
+    for (const auto& part : output_partitions(outs.size())) {
+      bool all_known = true;
+      uint32_t piece_ops = 0;
+      uint8_t blocks = *std::max_element(part.begin(), part.end());
+      for (uint8_t b = 0; all_known && b <= blocks; ++b) {
+        std::vector<uint64_t> h;
+        for (size_t i = 0; i < part.size(); ++i)
+          if (part[i] == b) h.push_back(e.output_hashes[i]);
+        const uint32_t* ops = pieces.find(combine_output_hashes(h));
+        all_known = ops != nullptr;
+        if (ops) piece_ops += *ops;
+      }
+      // A partner of more than max_ops operators is never formed (split_partner).
+      if (!all_known || piece_ops > static_cast<uint32_t>(s.max_ops)) continue;
+      SplitRequest q;
+      q.g = r.g;
+      std::copy(part.begin(), part.end(), q.blocks.begin());
+      out.push_back(q);
+    }
+  }
+}
+
+template <class T, class Member>
+std::vector<T> concat_all(std::vector<std::unique_ptr<Member>>& parts,
+                          std::vector<T> Member::*field) {
+  size_t n = 0;
+  for (auto& p : parts) n += ((*p).*field).size();
+  std::vector<T> all;
+  all.reserve(n);
+  for (auto& p : parts) {
+    std::vector<T>& v = (*p).*field;
+    all.insert(all.end(), v.begin(), v.end());
+    std::vector<T>().swap(v);
+  }
+  return all;
+}
+
+// The records of one part in (fp, graph) order: its spilled records and the in-memory ones
+// (small graphs, whole records) of its fingerprint range; only fingerprints held by two or
+// more graphs unless `keep_singletons`.
+std::vector<GraphRecord> gather_part(std::vector<Packed> packed, const GraphPacker& packer,
+                                     const std::vector<GraphRecord>& small,
+                                     const std::vector<GraphRecord>& whole, size_t p,
+                                     bool keep_singletons) {
+  std::sort(packed.begin(), packed.end());
+  auto [s0, s1] = part_range(small, p);
+  auto [w0, w1] = part_range(whole, p);
+  auto in_memory = [&](uint64_t fp) {
+    auto has = [fp](const std::vector<GraphRecord>& v, size_t b, size_t e) {
+      auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(b),
+                                 v.begin() + static_cast<std::ptrdiff_t>(e), fp,
+                                 [](const GraphRecord& r, uint64_t f) { return r.fp < f; });
+      return it != v.begin() + static_cast<std::ptrdiff_t>(e) && it->fp == fp;
+    };
+    return has(small, s0, s1) || has(whole, w0, w1);
+  };
+  std::vector<GraphRecord> all;
+  for (size_t i = 0; i < packed.size();) {
+    size_t j = i + 1;
+    while (j < packed.size() && packed[j].fp == packed[i].fp) ++j;
+    if (keep_singletons || j - i >= 2 || in_memory(packed[i].fp))
+      for (size_t k = i; k < j; ++k)
+        all.push_back(GraphRecord{packed[k].fp, packer.unpack(packed[k].code)});
+    i = j;
+  }
+  std::vector<Packed>().swap(packed);
+  all.insert(all.end(), small.begin() + static_cast<std::ptrdiff_t>(s0),
+             small.begin() + static_cast<std::ptrdiff_t>(s1));
+  all.insert(all.end(), whole.begin() + static_cast<std::ptrdiff_t>(w0),
+             whole.begin() + static_cast<std::ptrdiff_t>(w1));
+  std::sort(all.begin(), all.end(), record_less);
+  if (keep_singletons) return all;
+  std::vector<GraphRecord> shared;
+  for (size_t i = 0; i < all.size();) {
+    size_t j = i + 1;
+    while (j < all.size() && all[j].fp == all[i].fp) ++j;
+    if (j - i >= 2)
+      shared.insert(shared.end(), all.begin() + static_cast<std::ptrdiff_t>(i),
+                    all.begin() + static_cast<std::ptrdiff_t>(j));
+    i = j;
+  }
+  return shared;
+}
+
+}  // namespace
+
+EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep) {
+  threads = std::max(1, threads);
+  EnumerationResult res;
+  std::vector<GraphRecord>& small = res.small;
+  // Bare graphs: each pool tensor on its own.
+  GraphEvaluator ev(s);
+  for (size_t p = 0; p < s.num_pool(); ++p) {
+    GraphRecord r;
+    r.g.bare = static_cast<TensorId>(p);
+    uint64_t h = ev.pool_hash(p);
+    r.fp = combine_output_hashes(std::span<const uint64_t>(&h, 1));
+    small.push_back(r);
+  }
+  // With minimal_reads, the representative of every value the smaller graphs compute.
+  ValueReps reps;
+  if (s.max_ops > 1) {
+    Space smaller = s;
+    smaller.max_ops = s.max_ops - 1;
+    std::vector<std::unique_ptr<VectorSink>> sinks;
+    for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<VectorSink>());
+    std::vector<ValueReps> thread_reps(s.minimal_reads ? static_cast<size_t>(threads) : 0);
+    res.stats += run_round(smaller, 1, nullptr, false, sinks, rep, "enumerate (smaller graphs)",
+                           [&](Enumerator& e, size_t t) {
+                             if (s.minimal_reads) e.collect_reps(&thread_reps[t]);
+                           });
+    for (const ValueReps& r : thread_reps) merge_reps(reps, r);
+    std::vector<GraphRecord> got = concat_all(sinks, &VectorSink::records);
+    small.insert(small.end(), got.begin(), got.end());
+  }
+  std::sort(small.begin(), small.end(), record_less);
+  FingerprintSet pieces;
+  for (const GraphRecord& r : small)
+    if (r.fp != 0 && !pieces.find(r.fp)) pieces.insert(r.fp, r.g.num_ops);  // smallest first
+  requests_of_small_graphs(s, small, pieces, res.requests);
+
+  // The largest graphs, streamed to the part files.
+  auto large = std::make_shared<LargeGraphs>(s, s.max_ops);
+  std::vector<std::unique_ptr<SpillSink>> sinks;
+  for (int t = 0; t < threads; ++t)
+    sinks.push_back(std::make_unique<SpillSink>(large->files, large->packer));
+  res.stats += run_round(s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
+                         [&](Enumerator& e, size_t) {
+                           if (s.minimal_reads) e.read_only_reps(&reps);
+                         });
+  for (auto& sink : sinks) sink->flush();
+  res.spilled_bytes = large->files.bytes();
+  large->whole = concat_all(sinks, &SpillSink::whole);
+  std::sort(large->whole.begin(), large->whole.end(), record_less);
+  std::vector<SplitRequest> more = concat_all(sinks, &SpillSink::requests);
+  res.requests.insert(res.requests.end(), more.begin(), more.end());
+  std::vector<SplitRequest>().swap(more);
+  std::sort(res.requests.begin(), res.requests.end(), request_less);
+  res.large_ = std::move(large);
+  return res;
+}
+
+size_t EnumerationResult::num_parts() const {
+  return large_ ? kParts : 0;
+}
+
+std::vector<GraphRecord> EnumerationResult::take_part(size_t p, bool keep_singletons) {
+  if (!large_ || p >= kParts) throw Error(fmt::format("enumeration: no part {}", p));
+  return gather_part(large_->files.take(p), large_->packer, small, large_->whole, p,
+                     keep_singletons);
+}
+
+std::vector<GraphRecord> take_all_records(EnumerationResult& en, bool keep_singletons) {
+  std::vector<GraphRecord> all;
+  for (size_t p = 0; p < en.num_parts(); ++p) {
+    std::vector<GraphRecord> part = en.take_part(p, keep_singletons);
+    all.insert(all.end(), part.begin(), part.end());
+  }
+  return all;
+}
+
+std::vector<Bucket> buckets_of(const std::vector<GraphRecord>& records) {
+  std::vector<Bucket> out;
+  for (size_t i = 0; i < records.size();) {
+    size_t j = i + 1;
+    while (j < records.size() && records[j].fp == records[i].fp) ++j;
+    out.push_back({i, j});
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace graphsub::gen

@@ -1,0 +1,58 @@
+#pragma once
+// Runs the enumeration on several threads and gathers the graphs that share a fingerprint
+// with another graph, in fingerprint order.
+//
+// Two rounds: first every graph of up to max_ops-1 operators (a small fraction of the work),
+// whose fingerprints become the pieces a disconnected partner can be assembled from; then the
+// graphs of exactly max_ops operators. Work is split by first operator; every graph is
+// produced exactly once, and the final order (fingerprint, then graph) does not depend on
+// which thread produced what.
+//
+// The second round is most of the graphs (hundreds of millions at max_ops 4), and most of
+// them have a fingerprint of their own, so they can never be part of a candidate. They are
+// streamed to temporary files, 16 bytes each (GraphPacker), split by the top bits of the
+// fingerprint; each part is then sorted on its own and only the graphs whose fingerprint is
+// shared are handed on, one part at a time (classify_candidates streams them). Memory is
+// the small graphs plus one part per thread.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "gen/enumerate/enumerator.h"
+#include "ir/report.h"
+
+namespace graphsub::gen {
+
+struct LargeGraphs;
+
+struct EnumerationResult {
+  // Every graph of fewer than max_ops operators and the bare graphs, sorted by (fp, graph):
+  // the pieces disconnected partners are assembled from.
+  std::vector<GraphRecord> small;
+  std::vector<SplitRequest> requests;  // sorted by graph, then blocks
+  EnumStats stats;
+  uint64_t spilled_bytes = 0;  // written to temporary files
+
+  // The records by fingerprint range: the parts in order are all records in (fp, graph)
+  // order. A part holds the graphs (of any size, bare ones included) whose fingerprint
+  // another graph shares, or every graph with keep_singletons. Each part can be taken once
+  // (its file is then gone); parts may be taken on several threads at once.
+  size_t num_parts() const;
+  std::vector<GraphRecord> take_part(size_t p, bool keep_singletons = false);
+
+  std::shared_ptr<LargeGraphs> large_;  // the spilled graphs of max_ops operators
+};
+
+EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep);
+
+// Every part in order (for tests and small spaces).
+std::vector<GraphRecord> take_all_records(EnumerationResult& en, bool keep_singletons);
+
+// Graphs sharing a fingerprint: [begin, end) ranges of `records`.
+struct Bucket {
+  size_t begin = 0, end = 0;
+  size_t size() const { return end - begin; }
+};
+std::vector<Bucket> buckets_of(const std::vector<GraphRecord>& records);
+
+}  // namespace graphsub::gen

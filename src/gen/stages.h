@@ -1,0 +1,41 @@
+#pragma once
+// The stages of the generator's pipeline (run_generator), one function each, in the order they
+// run. Each lives in its stage's folder (src/gen/<stage>/<stage>_stage.cpp), fills its part of
+// the GeneratorResult and logs its counts; the work itself is in that folder's other files.
+#include <vector>
+
+#include "gen/classify/classify.h"
+#include "gen/enumerate/enumerate.h"
+#include "gen/generator.h"
+#include "gen/prove/prove_classes.h"
+#include "gen/prove/pruner.h"
+#include "gen/prove/rule_class.h"
+#include "gen/space/space.h"
+#include "gen/stage_log.h"
+
+namespace graphsub::gen {
+
+// The search space of the options: operator variants (all generator operators when none are
+// named), the pool (the default one when empty), the operator limit and the seeded values.
+Space search_space(const GeneratorOptions& opts, GeneratorResult& res);
+
+// Every graph of up to max_ops operators, and the ones that share a fingerprint.
+EnumerationResult enumerate_stage(const Space& space, const GeneratorOptions& opts,
+                                  GeneratorResult& res, StageLog& log, Reporter& rep);
+
+// Buckets, candidate pairs, the float re-test and the classes up to renaming; frees the
+// enumeration as soon as it is classified.
+Classified classify_stage(const Space& space, EnumerationResult en, const GeneratorOptions& opts,
+                          GeneratorResult& res, StageLog& log, Reporter& rep);
+
+// Verdicts on every class (lifted rules first, then the classes smallest first), with the
+// prover's times and the unproved classes.
+ProofCounts prove_stage(std::vector<RuleClass>& classes, const GeneratorOptions& opts, Pruner& pr,
+                        GeneratorResult& res, StageLog& log, Reporter& rep);
+
+// The library: one most general form per class (renaming), per family (parameter lifting),
+// and the valid rules no more general one covers (common-subgraph pruning).
+void prune_stage(const std::vector<RuleClass>& classes, const ProofCounts& counts, const Pruner& pr,
+                 GeneratorResult& res, StageLog& log);
+
+}  // namespace graphsub::gen
