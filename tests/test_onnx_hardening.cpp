@@ -13,6 +13,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 
 #include "core/error.h"
@@ -278,6 +279,46 @@ TEST(OnnxHardening, ReshapeToAnOverflowingShapeIsAnError) {
   b.output_untyped("y");
   std::string e = import_error(b);
   EXPECT_HAS(e, "reshape1");
+}
+
+TEST(OnnxHardening, ResizeScalesWithNoRepresentableSizeAreAnError) {
+  // Found by fuzzing: a scale of 1e38 turned into an int64 size (undefined behaviour).
+  for (float scale : {1e38f, -4.f, std::nanf("")}) {
+    OnnxBuilder b;
+    b.input("x", {1, 2, 4, 4});
+    b.init_floats("roi", {});
+    b.init_floats("scales", {1, 1, scale, 2});
+    b.node("Resize", {"x", "roi", "scales"}, {"y"}, "resize1");
+    b.output_untyped("y");
+    std::string e = import_error(b);
+    EXPECT_HAS(e, "resize1");
+    EXPECT_HAS(e, "outside [1, 2^40]");
+  }
+}
+
+TEST(OnnxHardening, ASliceStepLongerThanTheAxisReadsOneElement) {
+  // Found by fuzzing: a step near 2^62 overflowed step * stride in the kernel.
+  GraphBuilder b;
+  auto x = b.input("x", {2, 6});
+  b.output("y", b.op("slice", {x},
+                     {{"starts", std::vector<int64_t>{1}},
+                      {"ends", std::vector<int64_t>{6}},
+                      {"axes", std::vector<int64_t>{1}},
+                      {"steps", std::vector<int64_t>{int64_t{7094703680391311873}}}}));
+  b.output("z", b.op("slice", {x},
+                     {{"starts", std::vector<int64_t>{5}},
+                      {"ends", std::vector<int64_t>{-7}},
+                      {"axes", std::vector<int64_t>{1}},
+                      {"steps", std::vector<int64_t>{std::numeric_limits<int64_t>::min()}}}));
+  Graph g = b.finish();
+  auto feeds = random_feeds(g, 1);
+  auto out = run_reference<float>(g, feeds);
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_EQ(out[0].shape, (Shape{2, 1}));
+  ASSERT_EQ(out[1].shape, (Shape{2, 1}));
+  const auto& in = feeds.begin()->second.data;
+  EXPECT_EQ(out[0].data, (std::vector<float>{in[1], in[7]}));
+  EXPECT_EQ(out[1].data, (std::vector<float>{in[5], in[11]}));
 }
 
 // ---- 2. external data ----

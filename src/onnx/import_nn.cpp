@@ -279,6 +279,12 @@ std::vector<TensorRef> resize(ImportContext& c, const NodeProto& n) {
       throw Decline{"scales other than [1, 1, h, w]"};
     sh = (*scales)[2];
     sw = (*scales)[3];
+    // Checked before the conversion: a scale that is not finite or too large has no
+    // int64 output size (and converting it would be undefined behaviour).
+    for (double v : {static_cast<double>(xs[2]) * sh, static_cast<double>(xs[3]) * sw})
+      if (!(std::floor(v) >= 1 && std::floor(v) <= static_cast<double>(int64_t{1} << 40)))
+        throw Error(fmt::format("{}: scales [{}, {}] give an output size {} outside [1, 2^40]",
+                                ImportContext::label(n), sh, sw, v));
     sizes = {static_cast<int64_t>(std::floor(static_cast<double>(xs[2]) * sh)),
              static_cast<int64_t>(std::floor(static_cast<double>(xs[3]) * sw))};
   } else {

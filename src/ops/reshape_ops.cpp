@@ -161,6 +161,9 @@ std::vector<SliceAxis> slice_plan(const Attrs& a, const TensorType& x) {
     seen[ax] = true;
     int64_t dim = x.shape[ax], step = steps[i];
     if (step == 0) throw Error(fmt::format("slice: steps {} contain 0", shape_str(steps)));
+    // A step longer than the axis reads one element, as does a step of the axis's length:
+    // clamping it keeps the count and the kernel's offsets (step * stride) from overflowing.
+    step = std::clamp<int64_t>(step, -std::max<int64_t>(dim, 1), std::max<int64_t>(dim, 1));
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += dim;
     if (e < 0) e += dim;
@@ -168,11 +171,11 @@ std::vector<SliceAxis> slice_plan(const Attrs& a, const TensorType& x) {
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      count = e > s ? (e - s + step - 1) / step : 0;
+      count = e > s ? 1 + (e - s - 1) / step : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = s > e ? (s - e - step - 1) / -step : 0;
+      count = s > e ? 1 + (s - e - 1) / -step : 0;
     }
     if (count == 0)
       throw Error(
