@@ -237,8 +237,8 @@ std::vector<GraphRecord> gather_part(std::vector<Packed> packed, const GraphPack
                                      const std::vector<GraphRecord>& whole, size_t p,
                                      bool keep_singletons) {
   std::sort(packed.begin(), packed.end());
-  auto [s0, s1] = part_range(small, p);
-  auto [w0, w1] = part_range(whole, p);
+  // Pairs, not structured bindings: clang 14 (the fuzz build) cannot capture those.
+  const std::pair<size_t, size_t> sr = part_range(small, p), wr = part_range(whole, p);
   auto in_memory = [&](uint64_t fp) {
     auto has = [fp](const std::vector<GraphRecord>& v, size_t b, size_t e) {
       auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(b),
@@ -246,7 +246,7 @@ std::vector<GraphRecord> gather_part(std::vector<Packed> packed, const GraphPack
                                  [](const GraphRecord& r, uint64_t f) { return r.fp < f; });
       return it != v.begin() + static_cast<std::ptrdiff_t>(e) && it->fp == fp;
     };
-    return has(small, s0, s1) || has(whole, w0, w1);
+    return has(small, sr.first, sr.second) || has(whole, wr.first, wr.second);
   };
   std::vector<GraphRecord> all;
   for (size_t i = 0; i < packed.size();) {
@@ -258,10 +258,10 @@ std::vector<GraphRecord> gather_part(std::vector<Packed> packed, const GraphPack
     i = j;
   }
   std::vector<Packed>().swap(packed);
-  all.insert(all.end(), small.begin() + static_cast<std::ptrdiff_t>(s0),
-             small.begin() + static_cast<std::ptrdiff_t>(s1));
-  all.insert(all.end(), whole.begin() + static_cast<std::ptrdiff_t>(w0),
-             whole.begin() + static_cast<std::ptrdiff_t>(w1));
+  all.insert(all.end(), small.begin() + static_cast<std::ptrdiff_t>(sr.first),
+             small.begin() + static_cast<std::ptrdiff_t>(sr.second));
+  all.insert(all.end(), whole.begin() + static_cast<std::ptrdiff_t>(wr.first),
+             whole.begin() + static_cast<std::ptrdiff_t>(wr.second));
   std::sort(all.begin(), all.end(), record_less);
   if (keep_singletons) return all;
   std::vector<GraphRecord> shared;
