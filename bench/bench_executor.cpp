@@ -118,7 +118,7 @@ void bench_stack(bool quick) {
         [&] { ex = std::make_unique<OnednnExecutor>(g, OnednnOptions{.threads = threads}); });
     ex->run(feeds);  // warm-up
     Timing fast = median_timing(fast_reps, [&] { fast_out = ex->run(feeds); });
-    Difference d = compare(fast_out[0], ref_out[0], 1e-4, 1e-4);
+    Difference d = compare(fast_out[0], ref_out[0], {.rtol = 1e-4, .atol = 1e-4});
     fmt::print(
         "    fast executor, {} thr  {:9.2f} ms wall, {:9.2f} ms CPU  (median of {}; compile {:.0f} "
         "ms)\n",

@@ -247,7 +247,7 @@ void optimize_one(const Args& a, const std::string& name, const std::string& cac
       name, g.num_ops(), r.optimized.num_ops(), r.initial_cost / 1e3, r.final_cost / 1e3,
       100 * (r.final_cost - r.initial_cost) / r.initial_cost, t.a.wall_ms, t.a.cpu_ms, t.b.wall_ms,
       t.b.cpu_ms, t.a.wall_ms / t.b.wall_ms, t.a.cpu_ms / t.b.cpu_ms, r.search.expanded,
-      r.search.seconds, r.search.cpu_seconds, r.peak_rss_mib, r.check.max_rel_diff, peak,
+      r.search.seconds, r.search.cpu_seconds, r.peak_rss_mib, r.check.max_rel(), peak,
       rules.empty() ? "none" : rules);
 }
 

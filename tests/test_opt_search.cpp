@@ -3,6 +3,7 @@
 // replayed steps agree with recomputing from scratch.
 #include <gtest/gtest.h>
 
+#include "check/equivalence.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/error.h"
@@ -10,7 +11,6 @@
 #include "models/models.h"
 #include "opt/graph_hashing.h"
 #include "opt/graph_index.h"
-#include "opt/numeric_check.h"
 #include "opt/rule_library.h"
 #include "opt/rule_transform.h"
 #include "opt/search.h"
@@ -45,8 +45,8 @@ TEST(OptSearch, MergesTheMatmulsOfASmallNasRnn) {
   // so only step 2's eight sums of two matmuls merge.
   EXPECT_EQ(count_op(r.best, "matmul"), count_op(g, "matmul") - 8);
   EXPECT_FALSE(r.steps.empty());
-  auto c = check_equivalent(g, r.best, 4);
-  EXPECT_TRUE(c.ok) << c.detail;
+  auto c = check_equivalent(g, r.best, {.seed = 4});
+  EXPECT_TRUE(c.ok) << c.failure();
   EXPECT_EQ(r.best.outputs().size(), g.outputs().size());
   EXPECT_EQ(r.best.outputs()[0].name, g.outputs()[0].name);
 }

@@ -13,6 +13,7 @@
 #include "ir/error.h"
 #include "ir/print.h"
 #include "models/models.h"
+#include "opt/bisect.h"
 #include "opt/machine_profile.h"
 #include "opt/search.h"
 #include "ort/ort_cost_model.h"
@@ -49,34 +50,26 @@ std::map<std::string, std::string> search_options_text(const SearchJobOptions& s
           {"cost", s.cost},
           {"threads", fmt::format("{}", o.threads)},
           {"seed", fmt::format("{}", o.seed)},
+          {"rtol", fmt::format("{}", o.tolerance.rtol)},
+          {"atol", fmt::format("{}", o.tolerance.atol)},
           {"builtin_rules", s.rules.builtin ? "true" : "false"},
           {"disabled_rules", fmt::format("{}", fmt::join(s.rules.disabled, ","))}};
 }
 
-// The first rule application after which the check fails (binary search over replayed
-// prefixes of the search's steps), as "RULE at WHERE"; "" when it cannot be found.
-std::string first_bad_application(const Graph& original, const opt::OptimizeResult& r,
-                                  const opt::RuleLibrary& lib, const OnnxJobOptions& o,
-                                  CheckExecutor ex, Reporter& rep) {
-  const auto& steps = r.search.steps;
-  if (steps.empty()) return "";
+// The first rule application after which the check fails (opt/bisect.h), as
+// "RULE at WHERE"; "" when no application is to blame or the steps do not replay.
+std::string first_bad_rewrite(const Graph& original, const opt::OptimizeResult& r,
+                              const opt::RuleLibrary& lib, CheckOptions check, Reporter& rep) {
+  check.runs = 1;
   try {
-    auto graphs = opt::replay_steps(original, lib.transforms(), steps, steps.size());
-    size_t lo = 0, hi = graphs.size() - 1;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (check_results(original, graphs[mid], 1, o.search.opt.seed, o.rtol, o.atol, ex, rep).ok)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return fmt::format("{} at {}", steps[lo].rule, steps[lo].where);
+    auto bad = opt::first_bad_application(original, lib.transforms(), r.search.steps, check, rep);
+    return bad ? opt::describe_step(r.search.steps[*bad]) : "";
   } catch (const Error&) {
     return "";
   }
 }
 
-std::string mismatch_message(const opt::OptimizeResult& r, const OnnxJobOptions& o,
+std::string mismatch_message(const opt::OptimizeResult& r, const Tolerance& tol,
                              const std::string& bad) {
   std::vector<std::string> rules;
   for (const auto& [rule, n] : r.rules_applied) rules.push_back(rule);
@@ -91,7 +84,7 @@ std::string mismatch_message(const opt::OptimizeResult& r, const OnnxJobOptions&
   return fmt::format(
       "the optimized model does NOT compute what the original computes (tolerance rtol {} "
       "atol {}); {}. Nothing was written.",
-      o.rtol, o.atol, advice);
+      tol.rtol, tol.atol, advice);
 }
 
 void write_dot(const std::string& dir, const std::string& file, const Graph& g,
@@ -119,8 +112,6 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   report.options = search_options_text(o.search);
   report.options["check"] = fmt::format("{}", o.check_runs);
   report.options["check_executor"] = o.check_executor;
-  report.options["rtol"] = fmt::format("{}", o.rtol);
-  report.options["atol"] = fmt::format("{}", o.atol);
   report.options["input_shapes"] = fmt::format("{}", fmt::join(o.input_shapes, ","));
   report.options["opset"] = fmt::format("{}", o.opset);
 
@@ -162,17 +153,20 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
   report.ops_after = opt::op_counts(r.optimized);
   observer.optimized(m.graph, r);
 
-  CheckExecutor ex =
-      o.check_executor == "reference" ? CheckExecutor::Reference : CheckExecutor::Onednn;
+  CheckOptions check{.runs = o.check_runs,
+                     .seed = opts.seed,
+                     .tolerance = opts.tolerance,
+                     .executor = o.check_executor == "reference" ? CheckExecutor::Reference
+                                                                 : CheckExecutor::Onednn};
   if (o.check_runs > 0 && o.search.opt.check) {
     t = Clock::now();
     rep.progress("check", 0, 0, "running both models on random inputs");
-    report.check =
-        check_results(m.graph, r.optimized, o.check_runs, opts.seed, o.rtol, o.atol, ex, rep);
+    report.check = check_equivalent(m.graph, r.optimized, check, rep);
     report.seconds["check"] = seconds_since(t);
     observer.checked(*report.check, m.graph, report.seconds["check"], "");
     if (!report.check->ok) {
-      out.failure = mismatch_message(r, o, first_bad_application(m.graph, r, lib, o, ex, rep));
+      out.failure =
+          mismatch_message(r, opts.tolerance, first_bad_rewrite(m.graph, r, lib, check, rep));
       return out;
     }
     // The written model keeps the symbolic dimensions: the check runs again at the other
@@ -182,9 +176,8 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_byt
       const SymbolicDim& d = m.info->symbolic[p];
       std::string at = fmt::format("{}={}", d.name, d.alt);
       t = Clock::now();
-      ResultCheck alt =
-          check_results(m.alt_graphs[p], instantiate_symbolic(r.optimized, *m.info, p),
-                        o.check_runs, opts.seed, o.rtol, o.atol, ex, rep);
+      ResultCheck alt = check_equivalent(m.alt_graphs[p],
+                                         instantiate_symbolic(r.optimized, *m.info, p), check, rep);
       report.seconds["check " + at] = seconds_since(t);
       observer.checked(alt, m.alt_graphs[p], report.seconds["check " + at], at);
       bool ok = alt.ok;

@@ -44,6 +44,8 @@ void validate_search(const SearchJobOptions& s) {
   const auto& o = s.opt;
   check_finite_at_least("--alpha", o.search.alpha, 1.0, 10.0);
   check_finite_at_least("--time-limit", o.search.time_limit_s, 0.0);
+  check_finite_at_least("--rtol", o.tolerance.rtol, 0.0);
+  check_finite_at_least("--atol", o.tolerance.atol, 0.0);
   if (o.search.budget < 1) throw OptionError("--budget 0: the search must expand at least 1 graph");
   if (o.search.time_limit_s == 0 && o.search.budget > kMaxBudgetWithoutTimeLimit)
     throw OptionError(fmt::format(
@@ -141,8 +143,6 @@ opt::OptimizeOptions optimizer_options(const SearchJobOptions& s) {
 
 void validate(const OnnxJobOptions& o) {
   validate_search(o.search);
-  check_finite_at_least("--rtol", o.rtol, 0.0);
-  check_finite_at_least("--atol", o.atol, 0.0);
   if (o.check_runs < 0 || o.check_runs > 1000)
     throw OptionError(
         fmt::format("--check {}: expected 0 to 1000 random input sets", o.check_runs));
