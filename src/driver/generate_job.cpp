@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <thread>
 
 #include "driver/data_paths.h"
 #include "driver/optimize_options.h"
@@ -15,6 +14,7 @@
 #include "gen/library_file.h"
 #include "gen/verifier_prover.h"
 #include "ir/error.h"
+#include "ir/parallel.h"
 #include "ir/text.h"
 #include "rules/rule_parser.h"
 
@@ -107,8 +107,7 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   // docs/benchmarks.md, Generator). Untouched pad pages are not resident, so peak memory
   // does not grow.
   mallopt(M_TOP_PAD, 256 << 20);
-  out.threads = o.threads > 0 ? o.threads
-                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  out.threads = o.threads > 0 ? o.threads : hardware_threads();
   std::string axioms_file = o.axioms.empty() ? shipped_axioms() : o.axioms;
   rules::RuleSet axioms = rules::load_rules(axioms_file);
 

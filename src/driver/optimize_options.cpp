@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
+#include "ir/parallel.h"
 #include "models/models.h"
 #include "onnx/onnx_model.h"
 #include "ort/target.h"
@@ -67,7 +67,7 @@ void validate_search(const SearchJobOptions& s) {
   if (o.threads < 0 || o.threads > max_threads())
     throw OptionError(fmt::format(
         "--threads {}: at most {} (4 x the {} hardware threads, never above 1024; 0: all cores)",
-        o.threads, max_threads(), std::max(1u, std::thread::hardware_concurrency())));
+        o.threads, max_threads(), hardware_threads()));
   for (const auto& f : s.rules.rule_files) check_readable_file("--rules", f);
 }
 
@@ -78,7 +78,7 @@ const std::vector<std::string>& cost_targets() {
 }
 
 int max_threads() {
-  return static_cast<int>(std::min(1024u, 4 * std::max(1u, std::thread::hardware_concurrency())));
+  return std::min(1024, 4 * hardware_threads());
 }
 
 void check_readable_file(const std::string& flag, const std::string& path) {

@@ -11,9 +11,9 @@
 #include <mutex>
 
 #include "gen/graph_eval.h"
-#include "gen/parallel.h"
 #include "gen/partitions.h"
 #include "ir/error.h"
+#include "ir/parallel.h"
 
 namespace graphsub::gen {
 

@@ -12,10 +12,10 @@
 #include "gen/classify.h"
 #include "gen/common_subgraph.h"
 #include "gen/enumerate.h"
-#include "gen/parallel.h"
 #include "gen/param_lift.h"
 #include "gen/space.h"
 #include "ir/error.h"
+#include "ir/parallel.h"
 
 namespace graphsub::gen {
 

@@ -10,11 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
+#include "ir/parallel.h"
 
 namespace graphsub::opt {
 
@@ -144,7 +144,7 @@ std::string cpu_model_name() {
 int effective_threads(int threads) {
   if (threads > 0) return threads;
   if (const char* e = std::getenv("OMP_NUM_THREADS"); e && std::atoi(e) > 0) return std::atoi(e);
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return hardware_threads();
 }
 
 std::string cpu_tag(int threads) {
