@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <functional>
 
 #include "exec/reference_executor.h"
@@ -24,6 +23,7 @@
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "ir/parallel.h"
+#include "ir/process_stats.h"
 #include "models/models.h"
 
 namespace graphsub {
@@ -47,12 +47,6 @@ double median_seconds(int reps, const std::function<void()>& f) {
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) t.push_back(seconds(f));
   return median(t);
-}
-
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // Wall-clock and process CPU time of f, medians over reps. On a machine shared with other

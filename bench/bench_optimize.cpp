@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "driver/data_paths.h"
+#include "ir/process_stats.h"
 #include "ir/report.h"
 #include "ir/text.h"
 #include "models/models.h"
@@ -92,15 +93,6 @@ std::string load_average() {
   std::string s;
   in >> s;
   return s.empty() ? "unknown" : s;
-}
-
-// Peak resident memory of this process, in MiB (VmHWM).
-double peak_memory_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  return 0;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -235,7 +227,7 @@ void optimize_one(const Args& a, const std::string& name, const std::string& cac
   o.threads = a.threads;
   opt::RuleLibrary lib(driver::resolved({}), rep);
   opt::OptimizeResult r = opt::optimize_graph(g, o, lib, model, rep);
-  double peak = peak_memory_mib();
+  double peak = process_peak_rss_mib();
   model.save();
   auto t = opt::time_alternated(g, r.optimized, a.runs, a.threads);
   std::string rules;

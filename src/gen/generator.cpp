@@ -1,7 +1,6 @@
 #include "gen/generator.h"
 
 #include <fmt/format.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -16,14 +15,9 @@
 #include "gen/space.h"
 #include "ir/error.h"
 #include "ir/parallel.h"
+#include "ir/process_stats.h"
 
 namespace graphsub::gen {
-
-uint64_t peak_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
-}
 
 rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed) {
   rules::Rule r;
@@ -372,7 +366,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
     rep.info(
         fmt::format("  (only {} of the fingerprint ranges classified: --parts)", cl.parts_done));
   rep.info(fmt::format("  ({} classes up to renaming; peak memory so far {:.0f} MiB)",
-                       cl.classes.size(), static_cast<double>(peak_rss_bytes()) / (1 << 20)));
+                       cl.classes.size(), process_peak_rss_mib()));
   // The classes' terms, rebuilt from their keys (in parallel; each map node is freed as it is
   // taken, so keys and terms are not all held twice).
   std::vector<RuleClass> classes(cl.classes.size());
@@ -660,7 +654,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   stage("after common-subgraph pruning", res.rules.size(), t0);
 
   res.seconds = since(t_all);
-  res.peak_rss_bytes = peak_rss_bytes();
+  res.peak_rss_bytes = process_peak_rss_bytes();
   return res;
 }
 

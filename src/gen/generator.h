@@ -122,7 +122,4 @@ rules::Rule to_rule(const Equality& e, const std::string& name, bool reversed);
 bool usable_direction(const std::vector<rules::TermPtr>& src,
                       const std::vector<rules::TermPtr>& dst);
 
-// Peak resident set size of this process so far.
-uint64_t peak_rss_bytes();
-
 }  // namespace graphsub::gen

@@ -1,7 +1,6 @@
 #include "opt/machine_profile.h"
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +14,7 @@
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "ir/parallel.h"
+#include "ir/process_stats.h"
 
 namespace graphsub::opt {
 
@@ -32,20 +32,16 @@ class Stopwatch {
   explicit Stopwatch(bool single_thread) : cpu_(single_thread) { start(); }
   void start() {
     if (cpu_)
-      c0_ = cpu_seconds();
+      c0_ = process_cpu_seconds();
     else
       w0_ = Clock::now();
   }
   double seconds() const {
-    return cpu_ ? cpu_seconds() - c0_ : std::chrono::duration<double>(Clock::now() - w0_).count();
+    return cpu_ ? process_cpu_seconds() - c0_
+                : std::chrono::duration<double>(Clock::now() - w0_).count();
   }
 
  private:
-  static double cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-  }
   bool cpu_;
   double c0_ = 0;
   Clock::time_point w0_{};

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <fstream>
 
 #include "exec/precompute.h"
 #include "ir/error.h"
+#include "ir/process_stats.h"
 #include "opt/analytic_cost.h"
 #include "opt/bisect.h"
 #include "opt/machine_profile.h"
@@ -35,14 +35,6 @@ std::string blame(const Graph& original, const std::vector<const Transform*>& tr
 }
 
 }  // namespace
-
-double process_peak_rss_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  return 0;
-}
 
 std::map<std::string, size_t> op_counts(const Graph& g) {
   std::map<std::string, size_t> c;

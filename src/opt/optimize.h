@@ -58,9 +58,6 @@ std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
                               CostModel& cost, Reporter& reporter);
 
-// Peak resident memory of this process so far in MiB (VmHWM on Linux; 0 elsewhere).
-double process_peak_rss_mib();
-
 // Operator counts by operator name (source nodes excluded).
 std::map<std::string, size_t> op_counts(const Graph& g);
 

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
 #include <map>
 #include <set>
 
 #include "ir/error.h"
 #include "ir/hash.h"
+#include "ir/process_stats.h"
 #include "opt/graph_hashing.h"
 #include "opt/graph_index.h"
 #include "opt/rewrite.h"
@@ -105,7 +105,7 @@ double candidate_cost(const Graph& parent, const std::vector<double>& parent_cos
 SearchResult search(const Graph& input, const std::vector<const Transform*>& transforms,
                     CostModel& model, const SearchOptions& opts, Reporter& reporter) {
   auto start = Clock::now();
-  std::clock_t cpu_start = std::clock();
+  double cpu_start = process_cpu_seconds();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   SearchResult res;
   res.best = input;
@@ -218,7 +218,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   res.steps = unwind(best_history);
   res.best_cost = model.graph_cost(res.best);  // exact, not the incremental estimate
   res.seconds = elapsed();
-  res.cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  res.cpu_seconds = process_cpu_seconds() - cpu_start;
   return res;
 }
 
