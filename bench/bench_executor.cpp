@@ -15,15 +15,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <functional>
-#include <thread>
 
 #include "exec/reference_executor.h"
 #include "exec_onednn/onednn_executor.h"
 #include "graph_flops.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
+#include "ir/parallel.h"
+#include "ir/process_stats.h"
 #include "models/models.h"
 
 namespace graphsub {
@@ -47,12 +47,6 @@ double median_seconds(int reps, const std::function<void()>& f) {
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) t.push_back(seconds(f));
   return median(t);
-}
-
-double process_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 // Wall-clock and process CPU time of f, medians over reps. On a machine shared with other
@@ -111,14 +105,14 @@ void bench_stack(bool quick) {
   Timing ref = median_timing(ref_reps, [&] { ref_out = run_reference(g, feeds); });
   fmt::print("    reference executor      {:9.2f} ms wall, {:9.2f} ms CPU  (median of {})\n",
              ref.wall * 1e3, ref.cpu * 1e3, ref_reps);
-  int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int all = hardware_threads();
   for (int threads : {all, 1}) {
     std::unique_ptr<OnednnExecutor> ex;
     double compile = seconds(
         [&] { ex = std::make_unique<OnednnExecutor>(g, OnednnOptions{.threads = threads}); });
     ex->run(feeds);  // warm-up
     Timing fast = median_timing(fast_reps, [&] { fast_out = ex->run(feeds); });
-    Difference d = compare(fast_out[0], ref_out[0], 1e-4, 1e-4);
+    Difference d = compare(fast_out[0], ref_out[0], {.rtol = 1e-4, .atol = 1e-4});
     fmt::print(
         "    fast executor, {} thr  {:9.2f} ms wall, {:9.2f} ms CPU  (median of {}; compile {:.0f} "
         "ms)\n",
@@ -182,20 +176,16 @@ double peak_flops(double (*kernel)(int64_t), int lanes, int threads, bool quick)
   const int bursts = quick ? 50 : 300;
   std::vector<double> best(static_cast<size_t>(threads), 0);
   std::atomic<double> sink{0};
-  std::vector<std::thread> pool;
-  for (int i = 0; i < threads; ++i)
-    pool.emplace_back([&, i] {
-      for (int b = 0; b < bursts; ++b) {
-        double v = 0;
-        double t = seconds([&] { v = kernel(iters); });
-        best[static_cast<size_t>(i)] = std::max(
-            best[static_cast<size_t>(i)], 2.0 * lanes * kAcc * static_cast<double>(iters) / t);
-        double cur = sink.load();
-        while (!sink.compare_exchange_weak(cur, cur + v)) {
-        }
+  parallel_for(static_cast<size_t>(threads), threads, [&](size_t i, size_t) {
+    for (int b = 0; b < bursts; ++b) {
+      double v = 0;
+      double t = seconds([&] { v = kernel(iters); });
+      best[i] = std::max(best[i], 2.0 * lanes * kAcc * static_cast<double>(iters) / t);
+      double cur = sink.load();
+      while (!sink.compare_exchange_weak(cur, cur + v)) {
       }
-    });
-  for (auto& th : pool) th.join();
+    }
+  });
   double total = 0;
   for (double b : best) total += b;
   return total;
@@ -207,7 +197,7 @@ struct ConvShape {
 };
 
 void bench_convs(bool quick) {
-  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = hardware_threads();
   bool has512 = __builtin_cpu_supports("avx512f");
   double avx2_1 = peak_flops(fma_avx2, 8, 1, quick),
          avx2_n = peak_flops(fma_avx2, 8, threads, quick);
@@ -315,7 +305,7 @@ void bench_graph_ops(bool quick) {
 // The fast executor on every built-in benchmark model at full size (the reference executor
 // would take minutes on the larger ones): compile time, first run, median run.
 void bench_models(bool quick) {
-  int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int all = hardware_threads();
   fmt::print("(d) fast executor on the built-in models (batch 1), median of {} runs:\n",
              quick ? 3 : 7);
   fmt::print("    {:<14} {:>6} {:>8} {:>11} {:>10} {:>10} {:>12} {:>12}\n", "model", "ops", "GFLOP",

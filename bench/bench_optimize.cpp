@@ -30,6 +30,7 @@
 #include "core/text.h"
 #include "driver/candidate_samples.h"
 #include "driver/data_paths.h"
+#include "ir/process_stats.h"
 #include "ir/report.h"
 #include "models/models.h"
 #include "opt/calibration.h"
@@ -93,15 +94,6 @@ std::string load_average() {
   std::string s;
   in >> s;
   return s.empty() ? "unknown" : s;
-}
-
-// Peak resident memory of this process, in MiB (VmHWM).
-double peak_memory_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  return 0;
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -219,7 +211,7 @@ void optimize_one(const Args& a, const std::string& name, const std::string& cac
   o.threads = a.threads;
   opt::RuleLibrary lib(driver::resolved({}), rep);
   opt::OptimizeResult r = opt::optimize_graph(g, o, lib, model, rep);
-  double peak = peak_memory_mib();
+  double peak = process_peak_rss_mib();
   model.save();
   auto t = opt::time_alternated(g, r.optimized, a.runs, a.threads);
   std::string rules;
@@ -231,7 +223,7 @@ void optimize_one(const Args& a, const std::string& name, const std::string& cac
       name, g.num_ops(), r.optimized.num_ops(), r.initial_cost / 1e3, r.final_cost / 1e3,
       100 * (r.final_cost - r.initial_cost) / r.initial_cost, t.a.wall_ms, t.a.cpu_ms, t.b.wall_ms,
       t.b.cpu_ms, t.a.wall_ms / t.b.wall_ms, t.a.cpu_ms / t.b.cpu_ms, r.search.expanded,
-      r.search.seconds, r.search.cpu_seconds, r.peak_rss_mib, r.check.max_rel_diff, peak,
+      r.search.seconds, r.search.cpu_seconds, r.peak_rss_mib, r.check.max_rel(), peak,
       rules.empty() ? "none" : rules);
 }
 

@@ -3,7 +3,6 @@
 // serve numerical checks of whole models, so they must stay usable at model scale.
 //   bench_reference_kernels [--reps N] [model ...]   (default: every benchmark model)
 #include <fmt/format.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,17 +12,12 @@
 
 #include "exec/reference_executor.h"
 #include "graph_flops.h"
+#include "ir/process_stats.h"
 #include "models/models.h"
 
 namespace {
 
 using namespace graphsub;
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -62,11 +56,11 @@ int main(int argc, char** argv) {
     auto feeds = random_feeds(g, 1);
     std::vector<double> wall, cpu;
     for (int r = 0; r < reps; ++r) {
-      double c0 = cpu_seconds();
+      double c0 = process_cpu_seconds();
       auto t0 = std::chrono::steady_clock::now();
       auto outs = run_reference<float>(g, feeds);
       wall.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-      cpu.push_back(cpu_seconds() - c0);
+      cpu.push_back(process_cpu_seconds() - c0);
     }
     double gflop = graph_flops(g) / 1e9;
     fmt::print("| {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f} |\n", name, g.num_ops(), gflop,

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <thread>
 
 #include "driver/data_paths.h"
+#include "ir/parallel.h"
 #include "rules/rule_parser.h"
 #include "verify/verifier.h"
 
@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
 
     verify::VerifyOptions par;
     verify::Verifier vp(axioms, par);
-    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    int threads = hardware_threads();
     auto t0 = std::chrono::steady_clock::now();
     auto all = vp.verify_all(set.rules);
     double wall =

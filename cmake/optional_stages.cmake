@@ -5,9 +5,12 @@ graphsub_stage(graphsub_onednn DIRS exec_onednn DEPS graphsub_ref DNNL::dnnl)
 find_package(OpenMP REQUIRED)
 target_link_libraries(graphsub_onednn PRIVATE OpenMP::OpenMP_CXX)
 
+# The one equivalence check of two graphs on random inputs (either executor).
+graphsub_stage(graphsub_check DIRS check DEPS graphsub_onednn)
+
 graphsub_stage(graphsub_models DIRS models DEPS graphsub_ir)
 
-set(GRAPHSUB_CLI_LIBS graphsub_core graphsub_ops graphsub_ir graphsub_ref graphsub_onednn graphsub_models)
+set(GRAPHSUB_CLI_LIBS graphsub_core graphsub_ops graphsub_ir graphsub_ref graphsub_onednn graphsub_check graphsub_models)
 
 
 # ONNX import/export (the only stage that talks to protobuf).
@@ -30,7 +33,7 @@ graphsub_stage(graphsub_gen DIRS gen DEPS graphsub_rules graphsub_verify)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)
 
 # The optimizer: rule matching and rewriting, weight pre-computation, cost models, search.
-graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_onednn)
+graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_check)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_opt)
 
 # JSON (the optimizer's cost caches, ONNX Runtime's worker protocol, the driver's reports):

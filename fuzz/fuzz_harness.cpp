@@ -9,9 +9,9 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "check/equivalence.h"
 #include "driver/data_paths.h"
 #include "onnx/onnx_model.h"
-#include "onnx/result_check.h"
 #include "opt/analytic_cost.h"
 #include "opt/optimize.h"
 
@@ -127,7 +127,7 @@ bool run_one_input(std::string_view bytes) {
     opt::OptimizeResult r =
         opt::optimize_graph(m.graph, oo, shipped_library(), cost, null_reporter());
     if (graph_elements(m.graph) + graph_elements(r.optimized) <= kCheckElements)
-      check_results(m.graph, r.optimized, 1, 1);
+      check_equivalent(m.graph, r.optimized, {.runs = 1, .seed = 1});
     export_onnx_bytes(r.optimized, m.info.get());
     if (external) {
       ExportOptions eo;

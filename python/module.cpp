@@ -56,8 +56,8 @@ py::tuple optimize(const std::optional<py::bytes>& model_bytes, const std::strin
   s.rules.builtin = builtin_rules;
   set_if(o.check_runs, check);
   set_if(o.check_executor, check_executor);
-  set_if(o.rtol, rtol);
-  set_if(o.atol, atol);
+  set_if(s.opt.tolerance.rtol, rtol);
+  set_if(s.opt.tolerance.atol, atol);
   o.input_shapes = input_shapes;
   set_if(s.opt.seed, seed);
   set_if(s.opt.threads, threads);

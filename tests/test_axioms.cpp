@@ -137,7 +137,7 @@ TEST(Axioms, ExactArithmeticCatchesWhatAFloatToleranceHides) {
   ShapeSpace space;
   space.dims = {2};
   BoundedOptions loose;
-  loose.numeric.atol = 1e9;
+  loose.numeric.tolerance.atol = 1e9;
   BoundedResult r = bounded_test(s.axioms[0], s, space, loose);
   EXPECT_FALSE(r.holds);
   EXPECT_NE(r.counterexample.find("exact uint32 values differ"), std::string::npos)

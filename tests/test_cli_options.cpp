@@ -104,9 +104,25 @@ TEST(CliOptions, FlagsOfTheOtherFormAreErrors) {
   EXPECT_EQ(run_command(fmt::format("{} optimize --model demo -o x.onnx", graphsub_bin()), &log),
             1);
   EXPECT_NE(log.find("-o,--output applies to ONNX files only"), std::string::npos) << log;
-  EXPECT_EQ(run_command(fmt::format("{} optimize --model demo --rtol 0.1", graphsub_bin()), &log),
+  EXPECT_EQ(run_command(fmt::format("{} optimize --model demo --check 2", graphsub_bin()), &log),
             1);
-  EXPECT_NE(log.find("--rtol applies to ONNX files only"), std::string::npos) << log;
+  EXPECT_NE(log.find("--check applies to ONNX files only"), std::string::npos) << log;
+}
+
+TEST(CliOptions, BothFormsTakeTheCheckTolerance) {
+  std::string dir = scratch_dir("options");
+  std::string log;
+  EXPECT_EQ(run_command(fmt::format("{} optimize --model demo --runs 0 --budget 5 --cache-dir "
+                                    "{}/cache --rtol 0.001 --atol 0.0002",
+                                    graphsub_bin(), dir),
+                        &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("rtol 0.001, atol 0.0002"), std::string::npos) << log;
+  EXPECT_EQ(
+      run_command(fmt::format("{} optimize --model demo --runs 0 --rtol -1", graphsub_bin()), &log),
+      1);
+  EXPECT_NE(log.find("--rtol -1: must be a finite number"), std::string::npos) << log;
 }
 
 TEST(CliOptions, QuietAfterTheSubcommand) {

@@ -75,19 +75,12 @@ TensorMap<float> feeds_for(const Graph& g, uint64_t seed) {
   return feeds;
 }
 
-double max_abs(const HostTensor<float>& t) {
-  double m = 0;
-  for (float v : t.data) m = std::max(m, static_cast<double>(std::fabs(v)));
-  return m;
-}
-
-// Relative 1e-4, with an absolute floor scaled to the output's magnitude for values near 0.
+// Within the check's tolerance (exec/host_tensor.h).
 void expect_close(const std::vector<HostTensor<float>>& fast,
                   const std::vector<HostTensor<float>>& ref, const std::string& what) {
   ASSERT_EQ(fast.size(), ref.size()) << what;
   for (size_t i = 0; i < ref.size(); ++i) {
-    double atol = 1e-5 * std::max(1.0, max_abs(ref[i]));
-    Difference d = compare(fast[i], ref[i], 1e-4, atol);
+    Difference d = compare(fast[i], ref[i], Tolerance{});
     EXPECT_TRUE(d.ok) << what << "\noutput " << i << " shape " << shape_str(ref[i].shape) << " vs "
                       << shape_str(fast[i].shape) << ": max abs diff " << d.max_abs
                       << ", max rel diff " << d.max_rel;

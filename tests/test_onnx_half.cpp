@@ -7,9 +7,9 @@
 #include <fstream>
 #include <set>
 
+#include "check/equivalence.h"
 #include "onnx/half_precision.h"
 #include "onnx/onnx_model.h"
-#include "onnx/result_check.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
@@ -60,7 +60,12 @@ std::pair<double, double> optimize_check_write(const ImportedModel& m, const std
   EXPECT_LT(r.optimized.num_ops(), m.graph.num_ops());  // the activations fuse
   double rtol = 1e-4, atol = 1e-5;
   tolerances_for_type(type, rtol, atol);
-  EXPECT_TRUE(check_results(m.graph, r.optimized, 1, 5, rtol, atol, CheckExecutor::Onednn).ok);
+  EXPECT_TRUE(check_equivalent(m.graph, r.optimized,
+                               {.runs = 1,
+                                .seed = 5,
+                                .tolerance = {.rtol = rtol, .atol = atol},
+                                .executor = CheckExecutor::Onednn})
+                  .ok);
   export_onnx_file(r.optimized, m.info.get(), out);
   onnx::ModelProto written = read_model(out);
   EXPECT_EQ(initializer_types(written), (std::set<int32_t>{type}));

@@ -6,10 +6,10 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "check/equivalence.h"
 #include "exec/reference_executor.h"
 #include "ir/hash.h"
 #include "onnx/onnx_model.h"
-#include "onnx/result_check.h"
 #include "opt/analytic_cost.h"
 #include "opt/optimize.h"
 #include "support/shipped_library.h"
@@ -83,7 +83,6 @@ TEST(OnnxOpaque, CustomDomainOperatorOptimizesAroundAndRoundTrips) {
   EXPECT_EQ(m.graph.num_ops(), 6u);
 
   opt::OptimizeOptions opts;
-  opts.check = false;  // the reference executor cannot run opaque nodes; check_results can
   auto cost = fixed_cost();
   opt::OptimizeResult r =
       opt::optimize_graph(m.graph, opts, testutil::shipped_library(), cost, null_reporter());
@@ -94,8 +93,12 @@ TEST(OnnxOpaque, CustomDomainOperatorOptimizesAroundAndRoundTrips) {
   for (NodeId id = 0; id < r.optimized.num_slots(); ++id)
     if (r.optimized.alive(id) && r.optimized.node(id).op->cls == OpClass::Opaque) ++opaque;
   EXPECT_EQ(opaque, 1u);
+  // The optimizer's own check cut the graphs at the opaque node too.
+  EXPECT_TRUE(r.checked);
+  EXPECT_TRUE(r.check.ok);
+  EXPECT_EQ(r.check.opaque_cut, 1u);
 
-  ResultCheck rc = check_results(m.graph, r.optimized, 2, 1);
+  ResultCheck rc = check_equivalent(m.graph, r.optimized, {.runs = 2, .seed = 1});
   EXPECT_TRUE(rc.ok);
   EXPECT_EQ(rc.opaque_cut, 1u);
   ASSERT_EQ(rc.tensors.size(), 2u);  // the graph output and the tensor the opaque node reads
@@ -125,7 +128,7 @@ TEST(OnnxOpaque, CustomDomainOperatorOptimizesAroundAndRoundTrips) {
   ImportedModel again = import_onnx_bytes(bytes, "");
   EXPECT_EQ(again.graph.num_ops(), 5u);
   EXPECT_EQ(again.summary.opaque.size(), 1u);
-  EXPECT_TRUE(check_results(r.optimized, again.graph, 1, 2).ok);
+  EXPECT_TRUE(check_equivalent(r.optimized, again.graph, {.runs = 1, .seed = 2}).ok);
 }
 
 TEST(OnnxOpaque, TheCutCheckCatchesAWrongRewriteBeforeTheOpaqueNode) {
@@ -137,7 +140,7 @@ TEST(OnnxOpaque, TheCutCheckCatchesAWrongRewriteBeforeTheOpaqueNode) {
       (*data)[0] += 0.5f;  // only the region before the opaque node changes
       broken.set_weight_data(id, data);
     }
-  ResultCheck rc = check_results(m.graph, broken, 1, 1);
+  ResultCheck rc = check_equivalent(m.graph, broken, {.runs = 1, .seed = 1});
   EXPECT_FALSE(rc.ok);
   ASSERT_EQ(rc.tensors.size(), 2u);
   EXPECT_FALSE(rc.tensors[1].ok);  // seen at the opaque node's input
@@ -146,7 +149,8 @@ TEST(OnnxOpaque, TheCutCheckCatchesAWrongRewriteBeforeTheOpaqueNode) {
 
 TEST(OnnxOpaque, ChecksOnTheOnednnExecutorAgreeWithTheReference) {
   ImportedModel m = import_onnx_bytes(custom_domain_model().bytes(), "");
-  ResultCheck a = check_results(m.graph, m.graph, 1, 4, 1e-4, 1e-5, CheckExecutor::Onednn);
+  ResultCheck a =
+      check_equivalent(m.graph, m.graph, {.runs = 1, .seed = 4, .executor = CheckExecutor::Onednn});
   EXPECT_TRUE(a.ok);
   EXPECT_EQ(a.executor, "onednn");
 }
@@ -156,7 +160,7 @@ TEST(OnnxOpaque, OpaqueGraphsWithoutMatchingNodesAreRefused) {
   GraphBuilder gb;
   gb.output("y", gb.relu(gb.input("x", {1, 8, 8, 8})));
   Graph other = gb.finish();
-  EXPECT_THROW(check_results(m.graph, other, 1), Error);
+  EXPECT_THROW(check_equivalent(m.graph, other, {.runs = 1}), Error);
 }
 
 TEST(OnnxExternalData, WrittenAndReadBack) {

@@ -20,10 +20,9 @@ using testing::scratch_dir;
 
 void expect_close(const HostTensor<float>& got, const HostTensor<float>& want,
                   const std::string& what) {
-  ASSERT_EQ(got.shape, want.shape) << what;
-  for (size_t i = 0; i < want.data.size(); ++i)
-    ASSERT_NEAR(got.data[i], want.data[i], 1e-5 + 1e-4 * std::fabs(want.data[i]))
-        << what << " element " << i;
+  Difference d = compare(got, want, Tolerance{});
+  EXPECT_TRUE(d.ok) << what << ": shapes " << shape_str(got.shape) << " and "
+                    << shape_str(want.shape) << ", max abs diff " << d.max_abs;
 }
 
 // Runs the three-way comparison; returns the imported model for further checks.

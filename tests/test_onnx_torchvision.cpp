@@ -7,10 +7,13 @@
 #include <fstream>
 #include <map>
 
+#include "check/equivalence.h"
 #include "exec/reference_executor.h"
 #include "ir/hash.h"
 #include "onnx/onnx_model.h"
-#include "onnx/result_check.h"
+#include "opt/analytic_cost.h"
+#include "opt/optimize.h"
+#include "support/shipped_library.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
@@ -37,20 +40,13 @@ void PrintTo(const Case& c, std::ostream* os) {
 
 class Torchvision : public ::testing::TestWithParam<Case> {};
 
-// |a - b| <= 1e-4 * max|b| + 1e-4 * |b|: float sums in another order over deep networks.
+// atol 1e-4 (ten times the check's default): float sums in another order over deep networks.
 void expect_close(const HostTensor<float>& got, const HostTensor<float>& want,
                   const std::string& what) {
-  ASSERT_EQ(got.shape, want.shape) << what;
-  double scale = 0;
-  for (float v : want.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  double worst = 0;
-  size_t bad = 0;
-  for (size_t i = 0; i < want.data.size(); ++i) {
-    double d = std::fabs(got.data[i] - want.data[i]);
-    worst = std::max(worst, d);
-    if (d > 1e-4 * std::max(1.0, scale) + 1e-4 * std::fabs(want.data[i])) ++bad;
-  }
-  EXPECT_EQ(bad, 0u) << what << ": max abs diff " << worst << " (output scale " << scale << ")";
+  Difference d = compare(got, want, {.rtol = 1e-4, .atol = 1e-4});
+  EXPECT_TRUE(d.ok) << what << ": shapes " << shape_str(got.shape) << " and "
+                    << shape_str(want.shape) << ", max abs diff " << d.max_abs << " (output scale "
+                    << d.max_ref << ")";
 }
 
 // The share of the file's ONNX nodes kept opaque (issue 18 wants it under 5% per model),
@@ -107,7 +103,8 @@ TEST_P(Torchvision, ImportRunsLikeOnnxRuntimeAndExportRoundTrips) {
   // result passes onnx::checker and ONNX Runtime gives the original's outputs.
   opt::OptimizeResult r = optimize_small(m.graph, 40);
   EXPECT_LT(r.optimized.num_ops(), m.graph.num_ops());  // at least the activations fuse
-  ResultCheck check = check_results(m.graph, r.optimized, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn);
+  ResultCheck check = check_equivalent(m.graph, r.optimized,
+                                       {.runs = 1, .seed = 5, .executor = CheckExecutor::Onednn});
   EXPECT_TRUE(check.ok) << check.tensors[0].max_abs;
   std::string opt_path = scratch_dir("optimized") + "/" + c.name + ".onnx";
   export_onnx_file(r.optimized, m.info.get(), opt_path);
@@ -153,7 +150,8 @@ TEST_P(TorchvisionClassifiers, ImportsWithShapesFoldedAndMatchesOnnxRuntime) {
   EXPECT_GT(m.summary.folded, 0) << c.name << " has no shape computation?";
 
   opt::OptimizeResult r = optimize_small(m.graph, 10);
-  ResultCheck check = check_results(m.graph, r.optimized, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn);
+  ResultCheck check = check_equivalent(m.graph, r.optimized,
+                                       {.runs = 1, .seed = 5, .executor = CheckExecutor::Onednn});
   EXPECT_TRUE(check.ok) << c.name << ": "
                         << fmt::format("{}", fmt::join(cut_summary_lines(check, m.graph), "; "));
   std::string out = scratch_dir("classifiers") + "/" + c.name + ".onnx";
@@ -206,10 +204,14 @@ TEST_P(TorchDynamicAxes, SymbolicAxesAreKeptAndHoldAtTwoValues) {
 
   opt::OptimizeResult r = optimize_small(m.graph, 10);
   // The check at the imported values and at the other value of each symbolic dimension.
-  EXPECT_TRUE(check_results(m.graph, r.optimized, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn).ok);
+  EXPECT_TRUE(check_equivalent(m.graph, r.optimized,
+                               {.runs = 1, .seed = 5, .executor = CheckExecutor::Onednn})
+                  .ok);
   for (size_t p = 0; p < c.dims.size(); ++p) {
     Graph at = instantiate_symbolic(r.optimized, *m.info, p);
-    EXPECT_TRUE(check_results(m.alt_graphs[p], at, 1, 5, 1e-4, 1e-5, CheckExecutor::Onednn).ok)
+    EXPECT_TRUE(check_equivalent(m.alt_graphs[p], at,
+                                 {.runs = 1, .seed = 5, .executor = CheckExecutor::Onednn})
+                    .ok)
         << c.dims[p];
   }
 

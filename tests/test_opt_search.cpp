@@ -6,13 +6,13 @@
 #include <set>
 
 #include "core/error.h"
+#include "check/equivalence.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "models/models.h"
 #include "opt/graph_hashing.h"
 #include "opt/graph_index.h"
-#include "opt/numeric_check.h"
 #include "opt/rule_library.h"
 #include "opt/rule_transform.h"
 #include "opt/search.h"
@@ -47,8 +47,8 @@ TEST(OptSearch, MergesTheMatmulsOfASmallNasRnn) {
   // so only step 2's eight sums of two matmuls merge.
   EXPECT_EQ(count_op(r.best, "matmul"), count_op(g, "matmul") - 8);
   EXPECT_FALSE(r.steps.empty());
-  auto c = check_equivalent(g, r.best, 4);
-  EXPECT_TRUE(c.ok) << c.detail;
+  auto c = check_equivalent(g, r.best, {.seed = 4});
+  EXPECT_TRUE(c.ok) << c.failure();
   EXPECT_EQ(r.best.outputs().size(), g.outputs().size());
   EXPECT_EQ(r.best.outputs()[0].name, g.outputs()[0].name);
 }
@@ -84,8 +84,8 @@ TEST(OptSearch, ReturnsDistinctRunnersUpCheapestFirst) {
     EXPECT_GE(u.cost, previous * (1 - 1e-9));  // cheapest first, none cheaper than the best
     EXPECT_LT(u.cost, r.initial_cost);
     previous = u.cost;
-    auto c = check_equivalent(g, u.graph, 2);
-    EXPECT_TRUE(c.ok) << c.detail;
+    auto c = check_equivalent(g, u.graph, {.seed = 2});
+    EXPECT_TRUE(c.ok) << c.failure();
   }
   // The best is the same as without runners-up: keeping them changes nothing else.
   OverheadCost again;

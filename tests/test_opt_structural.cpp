@@ -2,11 +2,11 @@
 // weight pre-computation), plus the cases each must refuse.
 #include <gtest/gtest.h>
 
+#include "check/equivalence.h"
 #include "exec/precompute.h"
 #include "ir/builder.h"
 #include "onnx/onnx_model.h"
 #include "opt/graph_index.h"
-#include "opt/numeric_check.h"
 #include "opt/rewrite.h"
 #include "opt/structural_rules.h"
 
@@ -31,8 +31,8 @@ size_t count_op(const Graph& g, const std::string& op) {
 void expect_equivalent(const Graph& original, const Graph& candidate) {
   ASSERT_NO_THROW(validate(candidate));
   ASSERT_TRUE(acyclic(candidate));
-  auto c = check_equivalent(original, candidate, 5);
-  EXPECT_TRUE(c.ok) << c.detail;
+  auto c = check_equivalent(original, candidate, {.seed = 5});
+  EXPECT_TRUE(c.ok) << c.failure();
   Graph folded = candidate;
   precompute_weights(folded);
   ASSERT_NO_THROW(validate(folded));
@@ -42,8 +42,8 @@ void expect_equivalent(const Graph& original, const Graph& candidate) {
       EXPECT_FALSE(flags[id]) << folded.describe(id);
     }
   }
-  auto f = check_equivalent(original, folded, 6);
-  EXPECT_TRUE(f.ok) << f.detail;
+  auto f = check_equivalent(original, folded, {.seed = 6});
+  EXPECT_TRUE(f.ok) << f.failure();
 }
 
 Attrs conv_attrs(int64_t stride, std::vector<int64_t> pads, const std::string& act = "none") {
@@ -239,8 +239,8 @@ TEST(OptStructural, FusesEveryResidualAdditionIntoItsConvolution) {
   EXPECT_TRUE(apply(*make_fuse_conv_add(), f).empty());
   Graph back = import_onnx_bytes(export_onnx_bytes(f, nullptr), "").graph;
   EXPECT_EQ(count_op(back, "conv"), 3u);
-  auto c = check_equivalent(g, back, 4);
-  EXPECT_TRUE(c.ok) << c.detail;
+  auto c = check_equivalent(g, back, {.seed = 4});
+  EXPECT_TRUE(c.ok) << c.failure();
 }
 
 TEST(OptStructural, ConvAddFusionRefusesSharedOrActivatedConvs) {
@@ -318,7 +318,7 @@ TEST(OptStructural, PrecomputeFoldsWeightExpressionsOnly) {
   Graph f = g;
   EXPECT_EQ(precompute_weights(f), 2u);  // enlarge and concat
   EXPECT_EQ(f.num_ops(), 2u);
-  EXPECT_TRUE(check_equivalent(g, f, 9).ok);
+  EXPECT_TRUE(check_equivalent(g, f, {.seed = 9}).ok);
 }
 
 }  // namespace

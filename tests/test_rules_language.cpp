@@ -312,8 +312,8 @@ TEST_F(InstantiateTest, SizesConstantsFromTheOperandTheyMeet) {
   g.add_output("mm", mi);
   g.add_output("m", b.tensors["m"]);
   auto out = run_reference(g, random_feeds(g, 7));
-  EXPECT_TRUE(compare(out[0], out[1], 1e-6, 1e-6).ok);
-  EXPECT_TRUE(compare(out[2], out[3], 1e-6, 1e-6).ok);
+  EXPECT_TRUE(compare(out[0], out[1], {.rtol = 1e-6, .atol = 1e-6}).ok);
+  EXPECT_TRUE(compare(out[2], out[3], {.rtol = 1e-6, .atol = 1e-6}).ok);
 }
 
 TEST_F(InstantiateTest, ShapeErrorsNameTheTermAndTheShapes) {

@@ -62,7 +62,7 @@ void add_demo_command(CLI::App& app, GlobalFlags& flags) {
     double max_diff = 0;
     for (size_t i = 0; i < outs.size(); ++i) {
       fmt::print("output {} shape {}\n", g.outputs()[i].name, shape_str(outs[i].shape));
-      max_diff = std::max(max_diff, compare(fast_outs[i], outs[i], 0, 0).max_abs);
+      max_diff = std::max(max_diff, compare(fast_outs[i], outs[i], {.rtol = 0, .atol = 0}).max_abs);
     }
     fmt::print("reference executor: {:.2f} ms\n", ref_ms);
     fmt::print("fast executor (oneDNN, {}): {:.3f} ms (median of {} runs; compile {:.1f} ms)\n",

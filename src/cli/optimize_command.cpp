@@ -69,6 +69,13 @@ void add_search_flags(CLI::App& cmd, driver::SearchJobOptions& s) {
       "--no-check", [&o](int64_t) { o.check = false; },
       "skip the numerical check of the result (not recommended)");
   cmd.add_option("--seed", o.seed, "seed of the check's random inputs")->capture_default_str();
+  cmd.add_option("--rtol", o.tolerance.rtol,
+                 "relative tolerance of the check: |opt - orig| <= atol * max(1, max|orig|) + "
+                 "rtol * |orig| per output")
+      ->capture_default_str();
+  cmd.add_option("--atol", o.tolerance.atol,
+                 "absolute tolerance of the check, scaled by the output's largest magnitude")
+      ->capture_default_str();
 }
 
 void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
@@ -82,9 +89,6 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
       cmd.add_option("--check-executor", o.check_executor,
                      "executor of the check: onednn (fast) or reference (the reference kernels)")
           ->check(CLI::IsMember({"onednn", "reference"})),
-      cmd.add_option("--rtol", o.rtol, "relative tolerance of the check"),
-      cmd.add_option("--atol", o.atol,
-                     "absolute tolerance of the check, scaled by the output's largest magnitude"),
       cmd.add_option("--input-shape", o.input_shapes,
                      "shape for an input with symbolic dimensions, NAME=1x3x224x224 (repeatable)"),
       cmd.add_flag("--external-data", o.external_data,

@@ -165,9 +165,9 @@ void print_model_report(const driver::Report& rep, const driver::ModelJobOptions
   fmt::print("weights pre-computed: {} operators folded into weights\n", r.folded);
   if (r.checked)
     fmt::print(
-        "check: outputs match on random inputs (rtol {:g}; max abs diff {:.3g}, max rel "
-        "diff {:.3g}; reference executor, {:.2f} s)\n",
-        o.search.opt.rtol, r.check.max_abs_diff, r.check.max_rel_diff, r.check_seconds);
+        "check: outputs match on random inputs (rtol {:g}, atol {:g}; max abs diff {:.3g}, max "
+        "rel diff {:.3g}; reference executor, {:.2f} s)\n",
+        r.check.rtol, r.check.atol, r.check.max_abs(), r.check.max_rel(), r.check_seconds);
   else
     fmt::print("check: skipped (--no-check)\n");
   if (!o.dot_dir.empty())

@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <thread>
 
 #include "core/error.h"
 #include "core/text.h"
@@ -16,6 +15,9 @@
 #include "driver/rule_jobs.h"
 #include "gen/library_file.h"
 #include "gen/prove/verifier_prover.h"
+#include "core/error.h"
+#include "ir/parallel.h"
+#include "core/text.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::driver {
@@ -107,8 +109,7 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   // docs/benchmarks.md, Generator). Untouched pad pages are not resident, so peak memory
   // does not grow.
   mallopt(M_TOP_PAD, 256 << 20);
-  out.threads = o.threads > 0 ? o.threads
-                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  out.threads = o.threads > 0 ? o.threads : hardware_threads();
   std::string axioms_file = o.axioms.empty() ? shipped_axioms() : o.axioms;
   rules::RuleSet axioms = rules::load_rules(axioms_file);
 

@@ -15,6 +15,7 @@
 #include "ir/print.h"
 #include "models/models.h"
 #include "onnx/half_precision.h"
+#include "opt/bisect.h"
 #include "opt/machine_profile.h"
 #include "opt/search.h"
 #include "ort/ort_cost_model.h"
@@ -55,34 +56,26 @@ std::map<std::string, std::string> search_options_text(const SearchJobOptions& s
           {"cost", s.cost},
           {"threads", fmt::format("{}", o.threads)},
           {"seed", fmt::format("{}", o.seed)},
+          {"rtol", fmt::format("{}", o.tolerance.rtol)},
+          {"atol", fmt::format("{}", o.tolerance.atol)},
           {"builtin_rules", s.rules.builtin ? "true" : "false"},
           {"disabled_rules", fmt::format("{}", fmt::join(s.rules.disabled, ","))}};
 }
 
-// The first rule application after which the check fails (binary search over replayed
-// prefixes of the search's steps), as "RULE at WHERE"; "" when it cannot be found.
-std::string first_bad_application(const Graph& original, const opt::OptimizeResult& r,
-                                  const opt::RuleLibrary& lib, const OnnxJobOptions& o,
-                                  CheckExecutor ex, Reporter& rep) {
-  const auto& steps = r.search.steps;
-  if (steps.empty()) return "";
+// The first rule application after which the check fails (opt/bisect.h), as
+// "RULE at WHERE"; "" when no application is to blame or the steps do not replay.
+std::string first_bad_rewrite(const Graph& original, const opt::OptimizeResult& r,
+                              const opt::RuleLibrary& lib, CheckOptions check, Reporter& rep) {
+  check.runs = 1;
   try {
-    auto graphs = opt::replay_steps(original, lib.transforms(), steps, steps.size());
-    size_t lo = 0, hi = graphs.size() - 1;
-    while (lo < hi) {
-      size_t mid = (lo + hi) / 2;
-      if (check_results(original, graphs[mid], 1, o.search.opt.seed, o.rtol, o.atol, ex, rep).ok)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-    return fmt::format("{} at {}", steps[lo].rule, steps[lo].where);
+    auto bad = opt::first_bad_application(original, lib.transforms(), r.search.steps, check, rep);
+    return bad ? opt::describe_step(r.search.steps[*bad]) : "";
   } catch (const Error&) {
     return "";
   }
 }
 
-std::string mismatch_message(const opt::OptimizeResult& r, const OnnxJobOptions& o,
+std::string mismatch_message(const opt::OptimizeResult& r, const Tolerance& tol,
                              const std::string& bad) {
   std::vector<std::string> rules;
   for (const auto& [rule, n] : r.rules_applied) rules.push_back(rule);
@@ -97,18 +90,16 @@ std::string mismatch_message(const opt::OptimizeResult& r, const OnnxJobOptions&
   return fmt::format(
       "the optimized model does NOT compute what the original computes (tolerance rtol {} "
       "atol {}); {}. Nothing was written.",
-      o.rtol, o.atol, advice);
+      tol.rtol, tol.atol, advice);
 }
 
 // Whether `g` computes what the imported model computes: at the import's shapes and at the
 // second value of each symbolic dimension, as the search's choice is checked.
-bool passes_checks(const ImportedModel& m, const Graph& g, const OnnxJobOptions& o, uint64_t seed,
-                   CheckExecutor ex, Reporter& rep) {
-  if (!check_results(m.graph, g, o.check_runs, seed, o.rtol, o.atol, ex, rep).ok) return false;
+bool passes_checks(const ImportedModel& m, const Graph& g, const CheckOptions& check,
+                   Reporter& rep) {
+  if (!check_equivalent(m.graph, g, check, rep).ok) return false;
   for (size_t p = 0; p < m.info->symbolic.size(); ++p)
-    if (!check_results(m.alt_graphs[p], instantiate_symbolic(g, *m.info, p), o.check_runs, seed,
-                       o.rtol, o.atol, ex, rep)
-             .ok)
+    if (!check_equivalent(m.alt_graphs[p], instantiate_symbolic(g, *m.info, p), check, rep).ok)
       return false;
   return true;
 }
@@ -148,9 +139,10 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
   ImportedModel m = model_bytes ? import_onnx_bytes(*model_bytes, "", io, rep)
                                 : import_onnx_file(o.input, io, rep);
   report.seconds["import"] = seconds_since(t);
-  tolerances_for_type(m.info->float_type, o.rtol, o.atol);
-  report.options["rtol"] = fmt::format("{}", o.rtol);
-  report.options["atol"] = fmt::format("{}", o.atol);
+  Tolerance& tol = o.search.opt.tolerance;
+  tolerances_for_type(m.info->float_type, tol.rtol, tol.atol);
+  report.options["rtol"] = fmt::format("{}", tol.rtol);
+  report.options["atol"] = fmt::format("{}", tol.atol);
   report.opset = m.info->opset();
   report.onnx_ops_before = m.summary.onnx_op_counts;
   report.opaque = m.summary.opaque;
@@ -188,17 +180,20 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
   report.ops_after = opt::op_counts(r.optimized);
   observer.optimized(m.graph, r);
 
-  CheckExecutor ex =
-      o.check_executor == "reference" ? CheckExecutor::Reference : CheckExecutor::Onednn;
+  CheckOptions check{.runs = o.check_runs,
+                     .seed = opts.seed,
+                     .tolerance = opts.tolerance,
+                     .executor = o.check_executor == "reference" ? CheckExecutor::Reference
+                                                                 : CheckExecutor::Onednn};
   if (o.check_runs > 0 && o.search.opt.check) {
     t = Clock::now();
     rep.progress("check", 0, 0, "running both models on random inputs");
-    report.check =
-        check_results(m.graph, r.optimized, o.check_runs, opts.seed, o.rtol, o.atol, ex, rep);
+    report.check = check_equivalent(m.graph, r.optimized, check, rep);
     report.seconds["check"] = seconds_since(t);
     observer.checked(*report.check, m.graph, report.seconds["check"], "");
     if (!report.check->ok) {
-      out.failure = mismatch_message(r, o, first_bad_application(m.graph, r, lib, o, ex, rep));
+      out.failure =
+          mismatch_message(r, opts.tolerance, first_bad_rewrite(m.graph, r, lib, check, rep));
       return out;
     }
     // The written model keeps the symbolic dimensions: the check runs again at the other
@@ -208,9 +203,8 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
       const SymbolicDim& d = m.info->symbolic[p];
       std::string at = fmt::format("{}={}", d.name, d.alt);
       t = Clock::now();
-      ResultCheck alt =
-          check_results(m.alt_graphs[p], instantiate_symbolic(r.optimized, *m.info, p),
-                        o.check_runs, opts.seed, o.rtol, o.atol, ex, rep);
+      ResultCheck alt = check_equivalent(m.alt_graphs[p],
+                                         instantiate_symbolic(r.optimized, *m.info, p), check, rep);
       report.seconds["check " + at] = seconds_since(t);
       observer.checked(alt, m.alt_graphs[p], report.seconds["check " + at], at);
       bool ok = alt.ok;
@@ -251,7 +245,7 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
     // every runner-up doubled the guard's time); one that fails is not written, and said.
     if (!g.write_original && g.chosen > 0 && o.check_runs > 0 && o.search.opt.check) {
       t = Clock::now();
-      if (!passes_checks(m, *written, o, opts.seed, ex, rep)) {
+      if (!passes_checks(m, *written, check, rep)) {
         // Then the search's choice, unless it timed slower than the original beyond noise.
         const ort::GuardResult& gr = *report.guard;
         bool first_slower = gr.candidates[0].median_ms > gr.original_ms * (1 + gr.noise);

@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 
+#include "ir/parallel.h"
 #include "models/models.h"
 #include "onnx/onnx_model.h"
 #include "ort/target.h"
@@ -44,6 +44,8 @@ void validate_search(const SearchJobOptions& s) {
   const auto& o = s.opt;
   check_finite_at_least("--alpha", o.search.alpha, 1.0, 10.0);
   check_finite_at_least("--time-limit", o.search.time_limit_s, 0.0);
+  check_finite_at_least("--rtol", o.tolerance.rtol, 0.0);
+  check_finite_at_least("--atol", o.tolerance.atol, 0.0);
   if (o.search.budget < 1) throw OptionError("--budget 0: the search must expand at least 1 graph");
   if (o.search.time_limit_s == 0 && o.search.budget > kMaxBudgetWithoutTimeLimit)
     throw OptionError(fmt::format(
@@ -65,7 +67,7 @@ void validate_search(const SearchJobOptions& s) {
   if (o.threads < 0 || o.threads > max_threads())
     throw OptionError(fmt::format(
         "--threads {}: at most {} (4 x the {} hardware threads, never above 1024; 0: all cores)",
-        o.threads, max_threads(), std::max(1u, std::thread::hardware_concurrency())));
+        o.threads, max_threads(), hardware_threads()));
   for (const auto& f : s.rules.rule_files) check_readable_file("--rules", f);
 }
 
@@ -76,7 +78,7 @@ const std::vector<std::string>& cost_targets() {
 }
 
 int max_threads() {
-  return static_cast<int>(std::min(1024u, 4 * std::max(1u, std::thread::hardware_concurrency())));
+  return std::min(1024, 4 * hardware_threads());
 }
 
 void check_readable_file(const std::string& flag, const std::string& path) {
@@ -141,8 +143,6 @@ opt::OptimizeOptions optimizer_options(const SearchJobOptions& s) {
 
 void validate(const OnnxJobOptions& o) {
   validate_search(o.search);
-  check_finite_at_least("--rtol", o.rtol, 0.0);
-  check_finite_at_least("--atol", o.atol, 0.0);
   if (o.check_runs < 0 || o.check_runs > 1000)
     throw OptionError(
         fmt::format("--check {}: expected 0 to 1000 random input sets", o.check_runs));

@@ -23,7 +23,7 @@ class OptionError : public Error {
 
 // The search and its cost model: shared by both jobs.
 struct SearchJobOptions {
-  opt::OptimizeOptions opt;  // alpha, budget, time limit, queue, threads, seed
+  opt::OptimizeOptions opt;  // alpha, budget, time limit, queue, threads, seed, tolerance
   // The rule files (none: the shipped ones, data_paths.h), built-in rules, disabled names.
   opt::RuleLibraryOptions rules;
   // The runtime whose costs are optimized (cost_targets()); "": ONNX models ort (falling
@@ -41,12 +41,11 @@ const std::vector<std::string>& cost_targets();
 // `graphsub optimize in.onnx -o out.onnx` and graphsub.optimize(model): import, optimize,
 // check on random inputs, export.
 struct OnnxJobOptions {
-  SearchJobOptions search;
+  SearchJobOptions search;                // its opt.tolerance is the check's (--rtol, --atol)
   std::string input;                      // path of the model ("" when given as bytes)
   std::string output;                     // "" only when the caller keeps the bytes (Python)
   int check_runs = 3;                     // 0: no check
   std::string check_executor = "onednn";  // onednn | reference
-  double rtol = 1e-4, atol = 1e-5;
   std::vector<std::string> input_shapes;  // NAME=1x3x224x224
   bool external_data = false;
   int64_t opset = 0;        // 0: the input's

@@ -56,9 +56,16 @@ Json check_json(const ResultCheck& c) {
                        {"max_abs_value", t.max_ref},
                        {"nonfinite", t.nonfinite},
                        {"ok", t.ok}});
-  return {{"ok", c.ok},         {"runs", c.runs},    {"executor", c.executor},
-          {"rtol", c.rtol},     {"atol", c.atol},    {"opaque_cut", c.opaque_cut},
-          {"scope", c.scope()}, {"outputs", tensors}};
+  return {{"ok", c.ok},
+          {"runs", c.runs},
+          {"executor", c.executor},
+          {"rtol", c.rtol},
+          {"atol", c.atol},
+          {"max_abs_diff", c.max_abs()},
+          {"max_rel_diff", c.max_rel()},
+          {"opaque_cut", c.opaque_cut},
+          {"scope", c.scope()},
+          {"outputs", tensors}};
 }
 
 Json timings_json(const Report& r) {
@@ -139,11 +146,7 @@ std::string report_json(const Report& r) {
       j["check"]["at_symbolic_values"] = at;
     }
   } else if (r.model_checked) {
-    j["check"] = {{"ok", res.check.ok},
-                  {"runs", 1},
-                  {"executor", "reference"},
-                  {"max_abs_diff", res.check.max_abs_diff},
-                  {"max_rel_diff", res.check.max_rel_diff}};
+    j["check"] = check_json(res.check);
   } else {
     j["check"] = nullptr;  // skipped (--check 0 / --no-check)
   }

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "check/equivalence.h"
 #include "onnx/onnx_model.h"
-#include "onnx/result_check.h"
 #include "opt/optimize.h"
 #include "opt/runtime.h"
 #include "ort/latency_guard.h"

@@ -1,5 +1,6 @@
 #include "exec/host_tensor.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ir/builder.h"
@@ -41,24 +42,31 @@ TensorMap<uint32_t> random_feeds_u32(const Graph& g, uint64_t seed, bool include
   return m;
 }
 
-
-Difference compare(const HostTensor<float>& a, const HostTensor<float>& b, double rtol,
-                   double atol) {
+Difference compare(const HostTensor<float>& got, const HostTensor<float>& ref, Tolerance tol) {
   Difference d;
-  if (a.shape != b.shape || a.data.size() != b.data.size()) {
+  if (got.shape != ref.shape || got.data.size() != ref.data.size()) {
     d.ok = false;
     d.max_abs = d.max_rel = INFINITY;
     return d;
   }
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    double x = a.data[i], y = b.data[i];
+  for (float v : ref.data)
+    if (std::isfinite(v)) d.max_ref = std::max(d.max_ref, static_cast<double>(std::fabs(v)));
+  double abs_tol = tol.atol * std::max(1.0, d.max_ref);
+  for (size_t i = 0; i < ref.data.size(); ++i) {
+    double x = got.data[i], y = ref.data[i];
+    if (!std::isfinite(y)) ++d.nonfinite;
+    if (!std::isfinite(x) || !std::isfinite(y)) {
+      if (!((std::isnan(x) && std::isnan(y)) || x == y)) {
+        d.ok = false;
+        d.max_abs = d.max_rel = INFINITY;
+      }
+      continue;
+    }
     double diff = std::fabs(x - y);
-    if (std::isnan(x) != std::isnan(y)) diff = INFINITY;
-    if (std::isnan(x) && std::isnan(y)) diff = 0;
-    double scale = std::max(std::fabs(x), std::fabs(y));
+    double mag = std::max(std::fabs(x), std::fabs(y));
     d.max_abs = std::max(d.max_abs, diff);
-    if (scale > 0) d.max_rel = std::max(d.max_rel, diff / scale);
-    if (!(diff <= atol + rtol * std::fabs(y))) d.ok = false;
+    if (mag > 0) d.max_rel = std::max(d.max_rel, diff / mag);
+    if (!(diff <= abs_tol + tol.rtol * std::fabs(y))) d.ok = false;
   }
   return d;
 }

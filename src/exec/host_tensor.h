@@ -23,13 +23,29 @@ using TensorMap = std::map<std::string, HostTensor<T>>;
 TensorMap<float> random_feeds(const Graph& g, uint64_t seed, bool include_weights = false);
 TensorMap<uint32_t> random_feeds_u32(const Graph& g, uint64_t seed, bool include_weights = true);
 
+// The one tolerance of graphsub's numerical comparisons (the equivalence check of
+// src/check, the rule checker's float run, the tests): a value `got` agrees with the
+// reference value `ref` of the same tensor element when
+//     |got - ref| <= atol * max(1, M) + rtol * |ref|,
+// M being the largest finite |value| of the reference tensor: the absolute part scales with
+// the tensor's magnitude, so that deep networks with large activations are judged by their
+// significant digits, and never falls below atol for tensors of small values. Non-finite
+// values agree only with the same value (NaN with NaN, +inf with +inf). The command line's
+// --rtol and --atol are these two numbers in every mode.
+struct Tolerance {
+  double rtol = 1e-4;
+  double atol = 1e-5;
+};
+
 struct Difference {
   double max_abs = 0;
-  double max_rel = 0;  // |a-b| / max(|a|,|b|) over elements where that is defined
-  bool ok = true;  // every element: |a-b| <= atol + rtol*|b|
+  double max_rel = 0;     // |a-b| / max(|a|,|b|) over finite pairs where that is defined
+  double max_ref = 0;     // M above: the largest finite |value| of the reference
+  int64_t nonfinite = 0;  // NaN or infinite values of the reference
+  bool ok = true;         // every element agrees (see Tolerance)
 };
-// Element-wise comparison; shapes must match (a shape mismatch is reported as not ok).
-Difference compare(const HostTensor<float>& a, const HostTensor<float>& b, double rtol,
-                   double atol);
+// Element-wise comparison of `got` with the reference `ref`; a shape mismatch is reported as
+// not ok with infinite differences.
+Difference compare(const HostTensor<float>& got, const HostTensor<float>& ref, Tolerance tol);
 
 }  // namespace graphsub

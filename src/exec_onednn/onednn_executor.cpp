@@ -7,11 +7,12 @@
 #include <chrono>
 #include <cstring>
 #include <set>
-#include <thread>
 
 #include "core/error.h"
 #include "exec_onednn/lower_ops.h"
 #include "exec_onednn/lowering.h"
+#include "core/error.h"
+#include "ir/parallel.h"
 
 namespace graphsub {
 
@@ -184,7 +185,7 @@ std::vector<HostTensor<float>> OnednnExecutor::Impl::collect() const {
 }
 
 int max_executor_threads() {
-  return 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return 4 * hardware_threads();
 }
 
 OnednnExecutor::OnednnExecutor(const Graph& g, OnednnOptions opts)

@@ -1,16 +1,9 @@
 #include "gen/generator.h"
 
-#include <sys/resource.h>
-
 #include "gen/stages.h"
+#include "ir/process_stats.h"
 
 namespace graphsub::gen {
-
-uint64_t peak_rss_bytes() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
-}
 
 // The pipeline, one named stage after another (gen/stages.h); each stage's work is in its
 // folder, so this function only says in which order they run and what flows between them.
@@ -27,7 +20,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   ProofCounts counts = prove_stage(classes, opts, pr, res, log, rep);
   prune_stage(classes, counts, pr, res, log);
   res.seconds = since(t_all);
-  res.peak_rss_bytes = peak_rss_bytes();
+  res.peak_rss_bytes = process_peak_rss_bytes();
   return res;
 }
 

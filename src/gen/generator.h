@@ -88,7 +88,5 @@ struct GeneratorResult {
 
 GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove, Reporter& rep);
 
-// Peak resident set size of this process so far.
-uint64_t peak_rss_bytes();
 
 }  // namespace graphsub::gen

@@ -1,7 +1,6 @@
 #include "opt/machine_profile.h"
 
 #include <fmt/format.h>
-#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -10,11 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
+#include "ir/parallel.h"
+#include "ir/process_stats.h"
 
 namespace graphsub::opt {
 
@@ -32,20 +32,16 @@ class Stopwatch {
   explicit Stopwatch(bool single_thread) : cpu_(single_thread) { start(); }
   void start() {
     if (cpu_)
-      c0_ = cpu_seconds();
+      c0_ = process_cpu_seconds();
     else
       w0_ = Clock::now();
   }
   double seconds() const {
-    return cpu_ ? cpu_seconds() - c0_ : std::chrono::duration<double>(Clock::now() - w0_).count();
+    return cpu_ ? process_cpu_seconds() - c0_
+                : std::chrono::duration<double>(Clock::now() - w0_).count();
   }
 
  private:
-  static double cpu_seconds() {
-    timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
-  }
   bool cpu_;
   double c0_ = 0;
   Clock::time_point w0_{};
@@ -144,7 +140,7 @@ std::string cpu_model_name() {
 int effective_threads(int threads) {
   if (threads > 0) return threads;
   if (const char* e = std::getenv("OMP_NUM_THREADS"); e && std::atoi(e) > 0) return std::atoi(e);
-  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return hardware_threads();
 }
 
 std::string cpu_tag(int threads) {

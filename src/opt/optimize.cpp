@@ -9,7 +9,10 @@
 #include "core/error.h"
 #include "exec/precompute.h"
 #include "ir/hash.h"
+#include "core/error.h"
+#include "ir/process_stats.h"
 #include "opt/analytic_cost.h"
+#include "opt/bisect.h"
 #include "opt/machine_profile.h"
 #include "opt/measured_cost.h"
 
@@ -19,37 +22,23 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Replays the applications one by one and checks each prefix: the first that breaks the
-// outputs is named (a binary search over prefixes; the check is the expensive part).
+// What the bisection found, for the error message: the first bad application and the list.
 std::string blame(const Graph& original, const std::vector<const Transform*>& transforms,
-                  const SearchResult& s, const OptimizeOptions& opts) {
-  if (s.steps.empty()) return "no rule was applied: pre-computing the weights broke the outputs";
-  auto graphs = replay_steps(original, transforms, s.steps, s.steps.size());
-  size_t lo = 0, hi = graphs.size() - 1;  // find the first failing prefix graph
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (check_equivalent(original, graphs[mid], opts.seed, opts.rtol).ok)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+                  const SearchResult& s, const CheckOptions& check) {
+  auto bad = first_bad_application(original, transforms, s.steps, check);
+  if (!bad)
+    return s.steps.empty()
+               ? "no rule was applied: pre-computing the weights broke the outputs"
+               : "every application's result passes the check: pre-computing the weights "
+                 "broke the outputs";
   std::vector<std::string> all;
   for (size_t i = 0; i < s.steps.size(); ++i)
-    all.push_back(fmt::format("{}. {} at {}", i + 1, s.steps[i].rule, s.steps[i].where));
-  const Step& bad = s.steps[lo];
-  return fmt::format("the outputs first differ after application {} ({} at {}); applications: {}",
-                     lo + 1, bad.rule, bad.where, fmt::join(all, "; "));
+    all.push_back(fmt::format("{}. {}", i + 1, describe_step(s.steps[i])));
+  return fmt::format("the outputs first differ after application {} ({}); applications: {}",
+                     *bad + 1, describe_step(s.steps[*bad]), fmt::join(all, "; "));
 }
 
 }  // namespace
-
-double process_peak_rss_mib() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  return 0;
-}
 
 std::map<std::string, size_t> op_counts(const Graph& g) {
   std::map<std::string, size_t> c;
@@ -94,12 +83,13 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const
   if (opts.check) {
     auto t = Clock::now();
     reporter.progress("check", 0, 1, "running both graphs on random inputs");
-    r.check = check_equivalent(g, r.optimized, opts.seed, opts.rtol);
+    CheckOptions check{.seed = opts.seed, .tolerance = opts.tolerance};
+    r.check = check_equivalent(g, r.optimized, check, reporter);
     r.checked = true;
     r.check_seconds = std::chrono::duration<double>(Clock::now() - t).count();
     if (!r.check.ok)
       throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
-                              r.check.detail, blame(g, transforms, r.search, opts)));
+                              r.check.failure(), blame(g, transforms, r.search, check)));
   }
   return r;
 }

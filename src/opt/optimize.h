@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "check/equivalence.h"
 #include "ir/graph.h"
 #include "ir/report.h"
 #include "opt/cost_model.h"
-#include "opt/numeric_check.h"
 #include "opt/rule_library.h"
 #include "opt/search.h"
 
@@ -27,9 +27,9 @@ struct OptimizeOptions {
   // with other busy processes, 1 gives far steadier timings.
   int threads = 1;
   bool precompute = true;  // fold weight expressions into weights
-  bool check = true;       // numerical check of the result (reference executor)
-  double rtol = 1e-4;
-  uint64_t seed = 1;  // random inputs of the check
+  bool check = true;       // equivalence check of the result (reference executor, one run)
+  Tolerance tolerance;     // of that check, and of the ONNX job's (--rtol, --atol)
+  uint64_t seed = 1;       // random inputs of the check
 };
 
 struct OptimizeResult {
@@ -47,7 +47,7 @@ struct OptimizeResult {
   size_t rules_loaded = 0;
   double peak_rss_mib = 0;  // process peak resident memory after the search (Linux; else 0)
   bool checked = false;
-  CheckResult check;
+  ResultCheck check;
   double check_seconds = 0;
 };
 
@@ -60,9 +60,6 @@ std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter
 // rule application after which the outputs differ (found by replaying the applications).
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
                               CostModel& cost, Reporter& reporter);
-
-// Peak resident memory of this process so far in MiB (VmHWM on Linux; 0 elsewhere).
-double process_peak_rss_mib();
 
 // Operator counts by operator name (source nodes excluded).
 std::map<std::string, size_t> op_counts(const Graph& g);

@@ -1,12 +1,10 @@
 #include "opt/runtime.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 
 #include "exec_onednn/onednn_executor.h"
+#include "ir/process_stats.h"
 
 namespace graphsub::opt {
 
@@ -14,20 +12,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Processor time of this process in milliseconds (nanosecond resolution).
-double cpu_now_ms() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
-
 RunTime run_once(OnednnExecutor& ex, const TensorMap<float>& feeds) {
-  double c = cpu_now_ms();
+  double c = process_cpu_seconds();
   auto s = Clock::now();
   ex.run(feeds);
   RunTime t;
   t.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - s).count();
-  t.cpu_ms = cpu_now_ms() - c;
+  t.cpu_ms = 1e3 * (process_cpu_seconds() - c);
   return t;
 }
 

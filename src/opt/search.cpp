@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <ctime>
 #include <map>
 #include <set>
 
 #include "core/error.h"
 #include "ir/hash.h"
+#include "ir/process_stats.h"
 #include "opt/graph_hashing.h"
 #include "opt/graph_index.h"
 #include "opt/rewrite.h"
@@ -149,7 +149,7 @@ class Finalists {
 SearchResult search(const Graph& input, const std::vector<const Transform*>& transforms,
                     CostModel& model, const SearchOptions& opts, Reporter& reporter) {
   auto start = Clock::now();
-  std::clock_t cpu_start = std::clock();
+  double cpu_start = process_cpu_seconds();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   SearchResult res;
   res.best = input;
@@ -265,7 +265,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   res.best_cost = model.graph_cost(res.best);  // exact, not the incremental estimate
   res.runners_up = finalists.runners_up(res.best, model);
   res.seconds = elapsed();
-  res.cpu_seconds = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  res.cpu_seconds = process_cpu_seconds() - cpu_start;
   return res;
 }
 

@@ -5,11 +5,10 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <mutex>
-#include <thread>
 
 #include "core/error.h"
 #include "ir/hash.h"
+#include "ir/parallel.h"
 
 namespace graphsub::rules {
 namespace {
@@ -160,46 +159,29 @@ AxiomCheckReport check_axioms(const RuleSet& axioms, const ShapeSpace& space,
   }
   std::vector<ItemResult> results(items.size());
   std::vector<double> item_seconds(items.size(), 0);
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex rep_mu;
-  std::exception_ptr failure;
-  std::atomic<bool> stop{false};  // a failure (or a progress() that threw) ends every worker
-  auto worker = [&] {
-    while (!stop) {
-      size_t k = next.fetch_add(1);
-      if (k >= items.size()) return;
-      const Item& it = items[k];
-      const Rule& r = axioms.axioms[it.axiom];
-      auto ti = Clock::now();
-      try {
+  std::atomic<size_t> done{0}, last{0};  // items tested; the latest of them, for progress
+  auto progress = [&](size_t) {
+    if (size_t d = done.load())
+      rep.progress("check-axioms", static_cast<double>(d), static_cast<double>(items.size()),
+                   axioms.axioms[items[last.load()].axiom].name);
+  };
+  // A failure (or a progress() that threw) ends every worker and is rethrown here.
+  parallel_for(
+      items.size(), opts.threads > 0 ? opts.threads : hardware_threads(),
+      [&](size_t k, size_t) {
+        const Item& it = items[k];
+        const Rule& r = axioms.axioms[it.axiom];
+        auto ti = Clock::now();
         results[k] = test_params(
             r, it.params, cands[it.axiom][static_cast<size_t>(it.pass)],
             rule_seed(r, opts.bounded.seed, 2 * it.index + static_cast<size_t>(it.pass)),
             opts.bounded);
-      } catch (...) {
-        std::lock_guard<std::mutex> lk(rep_mu);
-        if (!failure) failure = std::current_exception();
-        stop = true;
-      }
-      item_seconds[k] = since(ti);
-      size_t d = done.fetch_add(1) + 1;
-      std::lock_guard<std::mutex> lk(rep_mu);
-      try {
-        rep.progress("check-axioms", static_cast<double>(d), static_cast<double>(items.size()),
-                     r.name);
-      } catch (...) {
-        if (!failure) failure = std::current_exception();
-        stop = true;
-      }
-    }
-  };
-  int n = opts.threads > 0 ? opts.threads
-                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (int i = 1; i < n; ++i) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+        item_seconds[k] = since(ti);
+        last = k;
+        done.fetch_add(1);
+      },
+      progress);
+  progress(0);
 
   AxiomCheckReport report;
   for (auto& r : axioms.axioms) report.axioms.push_back({.name = r.name});

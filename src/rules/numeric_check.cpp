@@ -84,7 +84,7 @@ InstanceCheck check_instance(const Rule& r, const Instance& in, uint64_t seed,
   }
   auto f = run_reference(g, random_feeds(g, seed));
   for (size_t i = 0; i < n; ++i) {
-    Difference d = compare(f[2 * i], f[2 * i + 1], opts.rtol, opts.atol);
+    Difference d = compare(f[2 * i], f[2 * i + 1], opts.tolerance);
     if (!d.ok) {
       res.ok = false;
       res.output = static_cast<int>(i);

@@ -10,13 +10,15 @@
 #include <cstdint>
 #include <string>
 
+#include "exec/host_tensor.h"
 #include "rules/instances.h"
 
 namespace graphsub::rules {
 
 struct NumericOptions {
-  double rtol = 1e-4;
-  double atol = 1e-4;
+  // The float run's tolerance (exec/host_tensor.h), looser in atol than a result check's:
+  // rule instances are small graphs of random values, not a network's outputs.
+  Tolerance tolerance{.rtol = 1e-4, .atol = 1e-4};
 };
 
 struct InstanceCheck {

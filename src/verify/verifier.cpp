@@ -6,13 +6,11 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <exception>
 #include <memory>
 #include <mutex>
-#include <system_error>
-#include <thread>
 
 #include "core/error.h"
+#include "ir/parallel.h"
 #include "verify/solver_watchdog.h"
 #include "verify/z3_encoding.h"
 
@@ -351,53 +349,32 @@ RuleVerdict Verifier::verify(const rules::Rule& r) const {
 std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& rules,
                                               Reporter& rep) const {
   std::vector<RuleVerdict> out(rules.size());
-  std::atomic<size_t> next{0}, done{0};
-  std::mutex mu;
-  std::exception_ptr error;  // the first exception of a worker (out of memory, say)
-  std::atomic<bool> failed{false};
+  std::atomic<size_t> done{0}, last{0};  // rules checked; the latest of them, for progress
   // Work items: with reuse_context the lanes, each checking its rules in order in its kept
   // session (so a rule's check sees the same solver history whatever the threads and their
   // timing); single rules otherwise.
   size_t items = opts_.reuse_context ? std::min(kSessionLanes, rules.size()) : rules.size();
   auto check = [&](size_t k, std::unique_ptr<Z3Session>* session) {
     out[k] = verify_in(rules[k], session);
-    size_t d = done.fetch_add(1) + 1;
-    std::lock_guard<std::mutex> lk(mu);
-    rep.progress("verify", static_cast<double>(d), static_cast<double>(rules.size()),
-                 rules[k].name);
+    last = k;
+    done.fetch_add(1);
   };
-  auto work = [&] {
-    while (!failed) {
-      size_t item = next.fetch_add(1);
-      if (item >= items) return;
-      if (!opts_.reuse_context) {
-        check(item, nullptr);
-        continue;
-      }
-      std::lock_guard<std::mutex> lane(lanes_->mu[item]);
-      for (size_t k = item; k < rules.size() && !failed; k += kSessionLanes)
-        check(k, &lanes_->session[item]);
-    }
+  auto progress = [&](size_t) {
+    if (size_t d = done.load())
+      rep.progress("verify", static_cast<double>(d), static_cast<double>(rules.size()),
+                   rules[last.load()].name);
   };
-  auto worker = [&] {
-    try {
-      work();
-    } catch (...) {
-      if (!failed.exchange(true)) error = std::current_exception();
-    }
-  };
-  int n = opts_.threads > 0 ? opts_.threads
-                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  n = std::min<int>(n, static_cast<int>(std::max<size_t>(1, items)));
-  std::vector<std::thread> pool;
-  try {
-    for (int i = 1; i < n; ++i) pool.emplace_back(worker);
-  } catch (const std::system_error&) {
-    // Fewer threads than asked (memory limit, say): the started ones and this one do the work.
-  }
-  worker();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  int threads = opts_.threads > 0 ? opts_.threads : hardware_threads();
+  parallel_for(
+      items, threads,
+      [&](size_t item, size_t) {
+        if (!opts_.reuse_context) return check(item, nullptr);
+        std::lock_guard<std::mutex> lane(lanes_->mu[item]);
+        for (size_t k = item; k < rules.size() && !parallel_stopping(); k += kSessionLanes)
+          check(k, &lanes_->session[item]);
+      },
+      progress);
+  progress(0);
   return out;
 }
 

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "gen/classify/common_subgraph.h"
-#include "gen/parallel.h"
+#include "ir/parallel.h"
 
 namespace graphsub::gen {
 

@@ -2,6 +2,7 @@
 // are classified; the enumeration is dropped right after, before the classes' terms are
 // rebuilt, so that both are never held at once.
 #include "gen/stages.h"
+#include "ir/process_stats.h"
 
 namespace graphsub::gen {
 
@@ -32,7 +33,7 @@ Classified classify_stage(const Space& space, EnumerationResult en, const Genera
     rep.info(
         fmt::format("  (only {} of the fingerprint ranges classified: --parts)", cl.parts_done));
   rep.info(fmt::format("  ({} classes up to renaming; peak memory so far {:.0f} MiB)",
-                       cl.classes.size(), static_cast<double>(peak_rss_bytes()) / (1 << 20)));
+                       cl.classes.size(), process_peak_rss_mib()));
   return cl;
 }
 

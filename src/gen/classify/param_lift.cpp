@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "gen/parallel.h"
 #include "ir/hash.h"
+#include "ir/parallel.h"
 #include "rules/axiom_ops.h"
 
 namespace graphsub::gen {

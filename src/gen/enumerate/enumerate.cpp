@@ -13,7 +13,7 @@
 #include "core/error.h"
 #include "gen/enumerate/graph_eval.h"
 #include "gen/enumerate/partitions.h"
-#include "gen/parallel.h"
+#include "ir/parallel.h"
 
 namespace graphsub::gen {
 

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "gen/parallel.h"
+#include "ir/parallel.h"
 #include "gen/prove/prove_classes.h"
 
 namespace graphsub::gen {

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "gen/parallel.h"
+#include "ir/parallel.h"
 #include "gen/prove/prover.h"
 
 namespace graphsub::gen {
