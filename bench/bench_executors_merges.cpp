@@ -48,7 +48,7 @@ size_t apply_to_fixpoint(Graph& g, const opt::Transform& t, size_t cap = 1000) {
     std::optional<Graph> next;
     {
       opt::GraphIndex ix(g);  // reads g: the candidate replaces it only after the match
-      t.apply(ix, [&](opt::Candidate&& c) {
+      opt::apply_everywhere(t, ix, [&](opt::Candidate&& c) {
         if (!next && opt::topological_order(c.graph, order)) next = std::move(c.graph);
       });
     }

@@ -126,7 +126,7 @@ std::vector<std::string> matched_roots(const std::string& text, const Graph& g) 
   RuleTransform t(rs.rules.at(0));
   GraphIndex ix(g);
   std::vector<std::string> out;
-  t.apply(ix, [&](Candidate&& c) { out.push_back(c.where); });
+  apply_everywhere(t, ix, [&](Candidate&& c) { out.push_back(c.where); });
   return out;
 }
 

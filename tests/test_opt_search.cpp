@@ -197,7 +197,7 @@ TEST(OptSearch, IncrementalHashesEqualTheCanonicalOnes) {
   GraphIndex ix(g);
   size_t checked = 0;
   for (const Transform* t : lib.transforms()) {
-    t->apply(ix, [&](Candidate&& c) {
+    apply_everywhere(*t, ix, [&](Candidate&& c) {
       std::vector<NodeId> order;
       ASSERT_TRUE(topological_order(c.graph, order));
       auto inc = child_node_hashes(g, base, c.graph, order);

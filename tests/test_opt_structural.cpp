@@ -16,7 +16,7 @@ namespace {
 std::vector<Candidate> apply(const Transform& t, const Graph& g) {
   GraphIndex ix(g);
   std::vector<Candidate> out;
-  t.apply(ix, [&](Candidate&& c) { out.push_back(std::move(c)); });
+  apply_everywhere(t, ix, [&](Candidate&& c) { out.push_back(std::move(c)); });
   return out;
 }
 

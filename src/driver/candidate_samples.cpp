@@ -24,7 +24,7 @@ Graph random_rewrite(const Graph& g, const std::vector<const opt::Transform*>& t
     opt::GraphIndex ix(cur);
     std::vector<Graph> cands;
     for (auto* t : transforms)
-      t->apply(ix, [&](opt::Candidate&& c) {
+      opt::apply_everywhere(*t, ix, [&](opt::Candidate&& c) {
         if (opt::topological_order(c.graph, order)) cands.push_back(std::move(c.graph));
       });
     if (cands.empty()) break;

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-
 namespace graphsub::opt {
 namespace {
 
@@ -137,7 +135,7 @@ struct View {
 // Prices the nodes in buf.added (ids from `first`) replacing `reps`.
 std::optional<double> price(const GraphIndex& ix, NodeId first,
                             const std::vector<Replacement>& reps,
-                            const std::vector<NodeId>& matched, const Pricing& pricing,
+                            const std::vector<NodeId>& matched, const ParentCosts& pricing,
                             PriceBuffers& buf) {
   const Graph& parent = ix.graph();
   const size_t n = parent.num_slots(), end = first + buf.num_added;
@@ -215,8 +213,8 @@ std::optional<double> price(const GraphIndex& ix, NodeId first,
 
 std::optional<double> price_application(const GraphIndex& ix, const Graph& scratch,
                                         NodeId first_new, const std::vector<Replacement>& reps,
-                                        const std::vector<NodeId>& matched, const Pricing& pricing,
-                                        PriceBuffers& buf) {
+                                        const std::vector<NodeId>& matched,
+                                        const ParentCosts& parent, PriceBuffers& buf) {
   const size_t count = scratch.num_slots() - first_new;
   if (buf.added.size() < count) buf.added.resize(count);
   buf.num_added = count;
@@ -232,13 +230,13 @@ std::optional<double> price_application(const GraphIndex& ix, const Graph& scrat
     a.outputs = &nn.outputs;
     a.input = nn.is_input();
   }
-  return price(ix, first_new, reps, matched, pricing, buf);
+  return price(ix, first_new, reps, matched, parent, buf);
 }
 
 std::optional<double> price_template(const GraphIndex& ix, const Template& t,
                                      const std::vector<TensorRef>& vars,
-                                     const std::vector<TensorRef>& outputs,
-                                     const std::vector<NodeId>& matched, const Pricing& pricing,
+                                     const std::vector<Replacement>& reps,
+                                     const std::vector<NodeId>& matched, const ParentCosts& parent,
                                      PriceBuffers& buf) {
   auto first = static_cast<NodeId>(ix.graph().num_slots());
   auto tensor = [&](const Template::Ref& r) {
@@ -257,35 +255,18 @@ std::optional<double> price_template(const GraphIndex& ix, const Template& t,
     a.outputs = &tn.outputs;
     a.input = false;  // Template::record refuses graph inputs
   }
-  buf.reps.clear();
-  for (size_t i = 0; i < t.targets.size(); ++i)
-    buf.reps.push_back({outputs[i], tensor(t.targets[i])});
-  return price(ix, first, buf.reps, matched, pricing, buf);
+  return price(ix, first, reps, matched, parent, buf);
 }
 
-Graph& ScratchGraph::begin(const Graph& parent, NodeId& first) {
-  if (!g_ || g_->num_slots() > parent.num_slots() + 256) g_ = parent;
-  first = static_cast<NodeId>(g_->num_slots());
-  return *g_;
-}
-
-void ScratchGraph::clear_from(NodeId first) {
-  for (NodeId id = first; id < g_->num_slots(); ++id)
-    if (g_->alive(id)) g_->remove(id);
-}
-
-std::optional<double> price_on_scratch(
-    ScratchGraph& scratch, const Graph& parent,
-    const std::function<std::optional<double>(Graph&, NodeId)>& build_and_price) {
-  NodeId first = 0;
-  Graph& g = scratch.begin(parent, first);
-  std::optional<double> price;
-  try {
-    price = build_and_price(g, first);
-  } catch (const Error&) {  // does not type-check: not an application
-  }
-  scratch.clear_from(first);
-  return price;
+std::optional<double> price_description(const GraphIndex& ix, const Builder& b,
+                                        const std::vector<NodeId>& matched,
+                                        const ParentCosts& parent, PriceBuffers& buf) {
+  if (const Template* t = b.described_template())
+    return price_template(ix, *t, b.template_vars(), b.replacements(), matched, parent, buf);
+  // No nodes added: the parent itself stands for a scratch graph with none.
+  const Graph* g = b.added_graph();
+  return price_application(ix, g ? *g : ix.graph(), b.first(), b.replacements(), matched, parent,
+                           buf);
 }
 
 }  // namespace graphsub::opt

@@ -1,6 +1,8 @@
 #pragma once
 // Shared plumbing of the built-in (C++) transforms: a fixed name and origin "built-in".
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "opt/transform.h"
 
@@ -16,22 +18,15 @@ class BuiltinTransform : public Transform {
   std::string name_;
 };
 
-// A built-in transform that can price each application on a scratch copy of the graph first
-// (application_price.h) and build only those pricing.admit accepts: most are discarded for
-// their cost. Candidates carry their number among the applications that type-check, as
-// apply() emits them. Subclasses write run(); pricing is null for the plain apply().
-class PricedBuiltinTransform : public BuiltinTransform {
- public:
-  using BuiltinTransform::BuiltinTransform;
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override { run(ix, nullptr, emit); }
-  void apply_priced(const GraphIndex& ix, const Pricing& pricing,
-                    const EmitFn& emit) const override {
-    run(ix, &pricing, emit);
-  }
-
- protected:
-  virtual void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const = 0;
-};
+// Writes the match of an operator whose output `t` only `consumer` reads, fused into one
+// node that replaces the consumer's output: vars = {t}, outputs = {consumer's output},
+// internal = both nodes.
+inline void add_fusion_match(std::vector<Match>& out, size_t& count, TensorRef t, NodeId consumer) {
+  Match& m = next_match(out, count);
+  m.vars = {t};
+  m.outputs = {TensorRef{consumer, 0}};
+  m.internal = {std::min(t.node, consumer), std::max(t.node, consumer)};
+}
 
 // The activation fused by a conv or matmul attribute `act`: "relu", "sigmoid", "tanh".
 bool is_fusable_activation(const std::string& op);

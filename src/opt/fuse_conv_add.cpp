@@ -12,9 +12,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
 #include "opt/builtin_transform.h"
-#include "opt/rewrite.h"
 #include "opt/structural_rules.h"
 
 namespace graphsub::opt {
@@ -27,40 +25,77 @@ struct Site {
   std::string act = "none";
 };
 
+// The one match: vars = the additions that have a site ({add, 0}), internal = the nodes of
+// their sites (convs, additions, activations).
 class FuseConvAdd : public BuiltinTransform {
  public:
   FuseConvAdd() : BuiltinTransform("fuse-conv-add") {}
 
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override {
+  size_t find(const GraphIndex& ix, std::vector<Match>& out) const override {
     const Graph& g = ix.graph();
     std::vector<NodeId> adds = ix.nodes_of("ewadd");
     for (NodeId a : ix.nodes_of("add"))
       if (g.type(g.node(a).inputs[0]).shape == g.type(g.node(a).inputs[1]).shape) adds.push_back(a);
     std::sort(adds.begin(), adds.end());
-    Rewrite rw(g);
-    std::vector<Replacement> reps;
-    std::string where;
-    for (NodeId a : adds) {
-      // The first operand that a conv computes; an addition of two convs fuses its first.
+    size_t count = 0;
+    Match* m = nullptr;
+    for (NodeId a : adds)
       for (size_t k = 0; k < 2; ++k) {
         auto site = find_site(ix, a, k);
         if (!site) continue;
-        auto fused = build(rw.graph(), g.node(site->conv), *site);
-        if (!fused) continue;
-        reps.push_back({site->result, *fused});
-        if (where.empty())
-          where =
-              node_label(g, site->conv) + " + add" + (site->act == "none" ? "" : " + " + site->act);
-        break;
+        if (!m) m = &next_match(out, count);
+        if (m->vars.empty() || m->vars.back().node != a) m->vars.push_back({a, 0});
+        m->internal.push_back(site->conv);
+        m->internal.push_back(site->result.node);
+        m->internal.push_back(a);
       }
+    if (m) {
+      std::sort(m->internal.begin(), m->internal.end());
+      m->internal.erase(std::unique(m->internal.begin(), m->internal.end()), m->internal.end());
     }
-    if (reps.empty()) return;
-    if (reps.size() > 1) where += fmt::format(" and {} more", reps.size() - 1);
-    auto out = std::move(rw).finish(reps);
-    if (out) emit({std::move(*out), where});
+    return count;
+  }
+
+  Outcome apply(const GraphIndex& ix, const Match& m, Builder& b) const override {
+    if (fuse(ix, m, b, nullptr) == 0) return NoMatch("no fused convolution has the sum's type");
+    return Applied{};
+  }
+
+  // The first site fused, and how many more (built again on a scratch copy: a site whose fused
+  // node does not type-check is not counted).
+  std::string where(const GraphIndex& ix, const Match& m) const override {
+    ScratchGraph scratch;
+    std::vector<Replacement> reps;
+    Builder b(ix.graph(), scratch, reps);
+    std::string where;
+    size_t n = fuse(ix, m, b, &where);
+    if (n > 1) where += fmt::format(" and {} more", n - 1);
+    return where;
   }
 
  private:
+  // Fuses every site of the match into `b` (the first operand that a conv computes; an
+  // addition of two convs fuses its first whose fused node type-checks); returns how many.
+  // `where`, if given, gets the first site's label.
+  static size_t fuse(const GraphIndex& ix, const Match& m, Builder& b, std::string* where) {
+    const Graph& g = ix.graph();
+    size_t fused_sites = 0;
+    for (TensorRef add : m.vars)
+      for (size_t k = 0; k < 2; ++k) {
+        auto site = find_site(ix, add.node, k);
+        if (!site) continue;
+        auto fused = build(b, g.node(site->conv), *site);
+        if (!fused) continue;
+        b.replace(site->result, *fused);
+        if (where && fused_sites == 0)
+          *where =
+              node_label(g, site->conv) + " + add" + (site->act == "none" ? "" : " + " + site->act);
+        ++fused_sites;
+        break;
+      }
+    return fused_sites;
+  }
+
   // The addition `a` with its operand k computed by a conv that nothing else reads.
   static std::optional<Site> find_site(const GraphIndex& ix, NodeId a, size_t k) {
     const Graph& g = ix.graph();
@@ -81,19 +116,18 @@ class FuseConvAdd : public BuiltinTransform {
     return s;
   }
 
-  // The fused node added to h; nullopt when it does not type-check or its type differs from
-  // the tensor it replaces (e.g. in split points), which would refuse the whole application.
-  static std::optional<TensorRef> build(Graph& h, const Node& c, const Site& s) {
+  // The fused node added to b; a failed match when it does not type-check or its type differs
+  // from the tensor it replaces (e.g. in split points), which would refuse the whole
+  // application.
+  static Result<TensorRef> build(Builder& b, const Node& c, const Site& s) {
     std::vector<TensorRef> in{c.inputs[0], c.inputs[1], s.residual};
     if (c.inputs.size() > 2) in.push_back(c.inputs[2]);
     Attrs attrs = c.attrs;
     attrs.set("act", s.act);
-    try {
-      TensorRef fused{h.add("conv_add", std::move(in), std::move(attrs), c.name), 0};
-      if (h.type(fused) == h.type(s.result)) return fused;
-    } catch (const Error&) {  // not an application
-    }
-    return std::nullopt;
+    Result<TensorRef> fused = b.add("conv_add", std::move(in), std::move(attrs), c.name);
+    if (fused && b.graph().type(*fused) != b.graph().type(s.result))
+      return NoMatch("the fused convolution's type differs from the sum's");
+    return fused;
   }
 };
 

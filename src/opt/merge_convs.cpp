@@ -7,10 +7,7 @@
 
 #include <algorithm>
 
-#include "core/error.h"
-#include "opt/application_price.h"
 #include "opt/builtin_transform.h"
-#include "opt/rewrite.h"
 #include "opt/structural_rules.h"
 
 namespace graphsub::opt {
@@ -49,75 +46,67 @@ std::optional<Plan> plan(const GraphIndex& ix, NodeId a, NodeId b) {
   return p;
 }
 
-class MergeConvs : public PricedBuiltinTransform {
+// A match: outputs = {a's output, b's output} (a < b), internal = {a, b}.
+class MergeConvs : public BuiltinTransform {
  public:
-  MergeConvs() : PricedBuiltinTransform("merge-convs") {}
+  MergeConvs() : BuiltinTransform("merge-convs") {}
 
- protected:
-  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const override {
+  size_t find(const GraphIndex& ix, std::vector<Match>& out) const override {
     const Graph& g = ix.graph();
     // (data input, conv) for every conv: sorted, the convs reading one tensor are adjacent
     // and ascending, and tensors come in ascending order.
     std::vector<std::pair<TensorRef, NodeId>> readers;
     for (NodeId c : ix.nodes_of("conv")) readers.push_back({g.node(c).inputs[0], c});
     std::sort(readers.begin(), readers.end());
-    ScratchGraph scratch;  // the parent plus the application being priced
-    PriceBuffers buf;
-    size_t ordinal = 0;
+    size_t count = 0;
     for (size_t lo = 0, hi = 0; lo < readers.size(); lo = hi) {
       for (hi = lo + 1; hi < readers.size() && readers[hi].first == readers[lo].first; ++hi) {
       }
       for (size_t i = lo; i < hi; ++i)
         for (size_t j = i + 1; j < hi; ++j) {
           NodeId a = readers[i].second, b = readers[j].second;
-          auto p = plan(ix, a, b);
-          if (!p) continue;
-          size_t my_ordinal = ordinal;
-          if (pricing) {
-            std::optional<double> price =
-                price_on_scratch(scratch, g, [&](Graph& sg, NodeId first) {
-                  auto split = build(g, sg, a, b, *p);
-                  return price_application(ix, sg, first,
-                                           {{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}}, {a, b},
-                                           *pricing, buf);
-                });
-            if (!price) continue;
-            ++ordinal;
-            if (!pricing->admit(*price)) continue;
-          }
-          try {
-            Rewrite rw(g);
-            NodeId split = build(g, rw.graph(), a, b, *p);
-            auto out = std::move(rw).finish({{{a, 0}, {split, 0}}, {{b, 0}, {split, 1}}});
-            if (!out) continue;
-            if (!pricing) ++ordinal;
-            emit({std::move(*out), fmt::format("{} with {}", node_label(g, a), node_label(g, b)),
-                  my_ordinal, pricing != nullptr});
-          } catch (const Error&) {  // does not type-check: not an application
-          }
+          if (!plan(ix, a, b)) continue;
+          Match& m = next_match(out, count);
+          m.outputs = {TensorRef{a, 0}, TensorRef{b, 0}};
+          m.internal = {a, b};
         }
     }
+    return count;
   }
 
-  // Adds the merged conv (enlarged and concatenated weights) and the split of its output to
-  // `h`, a copy of `g`; returns the split. Throws Error when something does not type-check.
-  static NodeId build(const Graph& g, Graph& h, NodeId a, NodeId b, const Plan& p) {
-    auto weight = [&](NodeId c) {
-      TensorRef w = g.node(c).inputs[1];
-      ConvShape s = conv_shape(g, c);
-      if (s.kh == p.kh && s.kw == p.kw) return w;
-      return TensorRef{h.add("enlarge", {w}, {{"kernel", std::vector<int64_t>{p.kh, p.kw}}}), 0};
-    };
-    const Node& na = g.node(a);
-    std::vector<TensorRef> ins = {na.inputs[0]};
-    ins.push_back({h.add("concat", {weight(a), weight(b)}, {{"axis", int64_t{0}}}), 0});
-    if (na.inputs.size() > 2)
-      ins.push_back(
-          {h.add("concat", {na.inputs[2], g.node(b).inputs[2]}, {{"axis", int64_t{0}}}), 0});
-    Attrs attrs = na.attrs;
-    attrs.set("pads", p.pads);
-    TensorRef merged{h.add(*na.op, ins, attrs), 0};
-    return h.add("split", {merged}, {{"axis", int64_t{1}}});
+  // The merged conv (enlarged and concatenated weights) and the split of its output.
+  Outcome apply(const GraphIndex& ix, const Match& m, Builder& rb) const override {
+    const Graph& g = ix.graph();
+    NodeId a = m.internal[0], b = m.internal[1];
+    const Plan p = *plan(ix, a, b);
+    Graph& h = rb.graph();
+    Result<NodeId> split = type_checked([&] {
+      auto weight = [&](NodeId c) {
+        TensorRef w = g.node(c).inputs[1];
+        ConvShape s = conv_shape(g, c);
+        if (s.kh == p.kh && s.kw == p.kw) return w;
+        return TensorRef{h.add("enlarge", {w}, {{"kernel", std::vector<int64_t>{p.kh, p.kw}}}), 0};
+      };
+      const Node& na = g.node(a);
+      std::vector<TensorRef> ins = {na.inputs[0]};
+      ins.push_back({h.add("concat", {weight(a), weight(b)}, {{"axis", int64_t{0}}}), 0});
+      if (na.inputs.size() > 2)
+        ins.push_back(
+            {h.add("concat", {na.inputs[2], g.node(b).inputs[2]}, {{"axis", int64_t{0}}}), 0});
+      Attrs attrs = na.attrs;
+      attrs.set("pads", p.pads);
+      TensorRef merged{h.add(*na.op, ins, attrs), 0};
+      return h.add("split", {merged}, {{"axis", int64_t{1}}});
+    });
+    if (!split) return split.failure();
+    rb.replace({a, 0}, {*split, 0});
+    rb.replace({b, 0}, {*split, 1});
+    return Applied{};
+  }
+
+  std::string where(const GraphIndex& ix, const Match& m) const override {
+    return fmt::format("{} with {}", node_label(ix.graph(), m.internal[0]),
+                       node_label(ix.graph(), m.internal[1]));
   }
 };
 

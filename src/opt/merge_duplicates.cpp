@@ -6,20 +6,22 @@
 // duplicates too. NasNet-A, after TASO's model, averages `prev` twice in every normal cell.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "opt/builtin_transform.h"
-#include "opt/rewrite.h"
 #include "opt/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {
 
+// The one match: outputs[i] (a dropped operator's output) is replaced by vars[i] (its twin's);
+// internal = the dropped operators.
 class MergeDuplicates : public BuiltinTransform {
  public:
   MergeDuplicates() : BuiltinTransform("merge-duplicates") {}
 
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override {
+  size_t find(const GraphIndex& ix, std::vector<Match>& out) const override {
     const Graph& g = ix.graph();
     std::map<TensorRef, TensorRef> rep;  // a merged tensor -> the one that stays
     auto rep_of = [&](TensorRef t) {
@@ -28,8 +30,8 @@ class MergeDuplicates : public BuiltinTransform {
     };
     // Kept operators by (operator, inputs after merging), in topological order.
     std::map<std::pair<const OpDef*, std::vector<TensorRef>>, std::vector<NodeId>> kept;
-    std::vector<Replacement> replacements;
-    std::map<std::string, size_t> merged;  // by operator, for the report
+    size_t count = 0;
+    Match* m = nullptr;
     for (NodeId id : g.topo_order()) {
       const Node& n = g.node(id);
       if (n.is_source() || n.op->name == "opaque") continue;
@@ -43,23 +45,29 @@ class MergeDuplicates : public BuiltinTransform {
         same.push_back(id);
         continue;
       }
+      if (!m) m = &next_match(out, count);
       for (uint32_t o = 0; o < n.outputs.size(); ++o) {
         rep[{id, o}] = {*twin, o};
-        replacements.push_back({{id, o}, {*twin, o}});
+        m->outputs.push_back({id, o});
+        m->vars.push_back({*twin, o});
       }
-      ++merged[n.op->name];
+      m->internal.push_back(id);
     }
-    if (replacements.empty()) return;
+    if (m) std::sort(m->internal.begin(), m->internal.end());
+    return count;
+  }
+
+  Outcome apply(const GraphIndex&, const Match& m, Builder& b) const override {
+    for (size_t i = 0; i < m.outputs.size(); ++i) b.replace(m.outputs[i], m.vars[i]);
+    return Applied{};
+  }
+
+  std::string where(const GraphIndex& ix, const Match& m) const override {
+    std::map<std::string, size_t> merged;  // by operator
+    for (NodeId id : m.internal) ++merged[ix.graph().node(id).op->name];
     std::vector<std::string> parts;
-    size_t total = 0;
-    for (auto& [op, count] : merged) {
-      parts.push_back(fmt::format("{} x{}", op, count));
-      total += count;
-    }
-    std::optional<Graph> out = Rewrite(g).finish(replacements);
-    if (out)
-      emit({std::move(*out),
-            fmt::format("{} duplicate operators ({})", total, fmt::join(parts, ", "))});
+    for (auto& [op, count] : merged) parts.push_back(fmt::format("{} x{}", op, count));
+    return fmt::format("{} duplicate operators ({})", m.internal.size(), fmt::join(parts, ", "));
   }
 };
 

@@ -5,59 +5,59 @@
 // reshape) reads only weights, so it costs nothing and is computed ahead of run time.
 #include <fmt/format.h>
 
-#include "core/error.h"
-#include "opt/application_price.h"
 #include "opt/builtin_transform.h"
-#include "opt/rewrite.h"
 #include "opt/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {
 
-class MergeGroupConvs : public PricedBuiltinTransform {
+// A match: outputs = {the conv's output}, internal = {the conv}.
+class MergeGroupConvs : public BuiltinTransform {
  public:
-  MergeGroupConvs() : PricedBuiltinTransform("merge-group-convs") {}
+  MergeGroupConvs() : BuiltinTransform("merge-group-convs") {}
 
- protected:
-  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const override {
+  size_t find(const GraphIndex& ix, std::vector<Match>& out) const override {
     const Graph& g = ix.graph();
-    ScratchGraph scratch;  // the parent plus the application being priced
-    PriceBuffers buf;
-    size_t ordinal = 0;
+    size_t count = 0;
     for (NodeId c : ix.nodes_of("conv")) {
       ConvShape s = conv_shape(g, c);
       if (s.groups < 2 || s.groups % 2 != 0 || !ix.constant(g.node(c).inputs[1])) continue;
-      size_t my_ordinal = ordinal;
-      if (pricing) {
-        std::optional<double> price = price_on_scratch(scratch, g, [&](Graph& sg, NodeId first) {
-          // The mask's data and name do not change the price (weights cost nothing).
-          TensorRef mask{sg.add_weight("group_mask", mask_type()), 0};
-          TensorRef conv = build(sg, g.node(c), s, mask);
-          return price_application(ix, sg, first, {{{c, 0}, conv}}, {c}, *pricing, buf);
-        });
-        if (!price) continue;
-        ++ordinal;
-        if (!pricing->admit(*price)) continue;
-      }
-      try {
-        auto out = merge(g, c, s);
-        if (!out) continue;
-        if (!pricing) ++ordinal;
-        emit({std::move(*out),
-              fmt::format("{} ({} -> {} groups)", node_label(g, c), s.groups, s.groups / 2),
-              my_ordinal, pricing != nullptr});
-      } catch (const Error&) {  // does not type-check: not an application
-      }
+      Match& m = next_match(out, count);
+      m.outputs = {TensorRef{c, 0}};
+      m.internal = {c};
     }
+    return count;
   }
 
+  Outcome apply(const GraphIndex& ix, const Match& m, Builder& b) const override {
+    const Graph& g = ix.graph();
+    NodeId c = m.internal[0];
+    const Node& n = g.node(c);
+    TensorRef w = n.inputs[1];
+    std::string base = g.node(w.node).name.empty() ? fmt::format("conv{}", c) : g.node(w.node).name;
+    TensorRef mask = b.add_weight(base + ".group_mask", mask_type(), {1, 0, 0, 1});
+    Graph& h = b.graph();
+    Result<TensorRef> conv = type_checked([&] { return build(h, n, conv_shape(g, c), mask); });
+    if (!conv) return conv.failure();
+    b.replace(m.outputs[0], *conv);
+    return Applied{};
+  }
+
+  std::string where(const GraphIndex& ix, const Match& m) const override {
+    ConvShape s = conv_shape(ix.graph(), m.internal[0]);
+    return fmt::format("{} ({} -> {} groups)", node_label(ix.graph(), m.internal[0]), s.groups,
+                       s.groups / 2);
+  }
+
+ private:
   static TensorType mask_type() {
     TensorType t;
     t.shape = {1, 2, 1, 2, 1, 1};
     return t;
   }
 
-  // The merged conv reading `mask` [1, 2, 1, 2, 1, 1], added to `h`:
+  // The merged conv reading `mask` [1, 2, 1, 2, 1, 1], added to `h` (throws Error when it
+  // does not type-check):
   // w [O, I/g, kh, kw] -> [g/2, 2, O/g, 1, I/g, kh*kw] * mask (identity on the two "2" axes)
   // -> [O, 2I/g, kh, kw]: old group 2j+a lands in new group j, input half a.
   static TensorRef build(Graph& h, const Node& n, const ConvShape& s, TensorRef mask) {
@@ -73,16 +73,6 @@ class MergeGroupConvs : public PricedBuiltinTransform {
     std::vector<TensorRef> ins = n.inputs;
     ins[1] = merged_w;
     return {h.add(*n.op, ins, n.attrs, n.name), 0};
-  }
-
-  static std::optional<Graph> merge(const Graph& g, NodeId c, const ConvShape& s) {
-    const Node& n = g.node(c);
-    TensorRef w = n.inputs[1];
-    Rewrite rw(g);
-    std::string base = g.node(w.node).name.empty() ? fmt::format("conv{}", c) : g.node(w.node).name;
-    TensorRef mask = rw.add_weight(base + ".group_mask", mask_type(), {1, 0, 0, 1});
-    TensorRef conv = build(rw.graph(), n, s, mask);
-    return std::move(rw).finish({{{c, 0}, conv}});
   }
 };
 

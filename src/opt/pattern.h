@@ -5,6 +5,8 @@
 // parameter variables to values (OpDef::attrs_to_params of the matched node), honours the
 // rule's constraints, maps distinct source outputs to distinct tensors, and refuses matches
 // where a tensor computed inside the pattern is read outside it other than as a mapped output.
+// A match's vars are per tensor variable (tensor_vars()), its params per parameter variable,
+// its outputs per source output.
 #include <optional>
 #include <string>
 #include <variant>
@@ -12,6 +14,7 @@
 
 #include "ir/graph.h"
 #include "opt/graph_index.h"
+#include "opt/match.h"
 #include "rules/rule.h"
 
 namespace graphsub::opt {
@@ -24,13 +27,6 @@ struct PatternNode {
   std::vector<AxiomParam> literal;  // per parameter: its value when literal...
   std::vector<int> param_var;       // ...or the parameter variable index (-1: literal)
   std::vector<int> inputs;          // pattern node indices of the tensor arguments
-};
-
-struct Match {
-  std::vector<TensorRef> vars;                    // per tensor variable (tensor_vars())
-  std::vector<std::optional<AxiomParam>> params;  // per parameter variable (unset: unbound)
-  std::vector<TensorRef> outputs;                 // per source output
-  std::vector<NodeId> internal;                   // matched operator nodes, ascending
 };
 
 class Pattern {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "core/error.h"
+#include "opt/graph_hashing.h"
 
 namespace graphsub::opt {
 
@@ -140,12 +140,8 @@ std::optional<Graph> Rewrite::finish_near(const std::vector<Replacement>& replac
 }
 
 bool acyclic(const Graph& g) {
-  try {
-    g.topo_order();
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
+  std::vector<NodeId> order;
+  return topological_order(g, order);
 }
 
 }  // namespace graphsub::opt

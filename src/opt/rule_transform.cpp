@@ -3,13 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <functional>
 
 #include "core/error.h"
-#include "opt/application_price.h"
-#include "opt/rewrite.h"
 #include "opt/scratch_pool.h"
-#include "opt/structural_rules.h"
 #include "opt/target_memo.h"
 #include "rules/axiom_ops.h"
 #include "rules/instantiate.h"
@@ -56,87 +52,39 @@ rules::Bindings RuleTransform::bindings(const Match& m) const {
   return b;
 }
 
-void RuleTransform::apply(const GraphIndex& ix, const EmitFn& emit) const {
-  run(ix, nullptr, emit);
+size_t RuleTransform::find(const GraphIndex& ix, std::vector<Match>& out) const {
+  return pattern_.find(ix, out);
 }
 
-void RuleTransform::apply_priced(const GraphIndex& ix, const Pricing& pricing,
-                                 const EmitFn& emit) const {
-  run(ix, &pricing, emit);
-}
-
-void RuleTransform::run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const {
-  if (!pattern_.possible(ix)) return;  // before leasing buffers: most rules stop here
+Outcome RuleTransform::apply(const GraphIndex& ix, const Match& m, Builder& b) const {
   const Graph& g = ix.graph();
-  // Buffers kept across calls (per thread): matches, pricing's work vectors, replacements.
-  struct Buffers {
-    std::vector<Match> matches;
-    PriceBuffers price;
-    std::vector<Replacement> reps;
-    std::vector<TensorRef> targets;
-  };
-  ScratchLease<Buffers> lease;
-  auto& matches = lease->matches;
-  PriceBuffers& buf = lease->price;
-  std::vector<Replacement>& price_reps = lease->reps;
-  const size_t num_matches = pattern_.find(ix, matches);
-  ScratchGraph scratch;  // the parent plus the application being priced
-  for (size_t k = 0; k < num_matches; ++k) {
-    const Match& m = matches[k];
-    auto known = memo_.find(g, m.vars, m.params);
-    if (known && known->fails) continue;
-    if (pricing) {
-      std::optional<double> price;
-      if (known && known->nodes) {  // priced from the recorded nodes: no graph is edited
-        price = price_template(ix, *known->nodes, m.vars, m.outputs, m.internal, *pricing, buf);
-      } else {
-        NodeId first = 0;
-        Graph& sg = scratch.begin(g, first);
-        std::vector<TensorRef>& targets = lease->targets;
-        bool built = false;
-        try {
-          targets = rules::instantiate(sg, rule_.target, bindings(m));
-          built = true;
-        } catch (const Error&) {  // the target does not type-check here: not an application
-          memo_.add(g, m.vars, m.params, {true, std::nullopt});
-        }
-        if (built && !known)
-          memo_.add(g, m.vars, m.params, {false, Template::record(sg, first, m.vars, targets)});
-        if (built) {
-          price_reps.clear();
-          for (size_t i = 0; i < targets.size(); ++i)
-            price_reps.push_back({m.outputs[i], targets[i]});
-          price = price_application(ix, sg, first, price_reps, m.internal, *pricing, buf);
-        }
-        scratch.clear_from(first);
-      }
-      if (!price || !pricing->admit(*price)) continue;
+  auto known = memo_.find(g, m.vars, m.params);
+  if (known && known->failure) return *known->failure;
+  ScratchLease<std::vector<TensorRef>> targets;
+  // A recorded target adds the same nodes (operators, attributes, output types, in order) as
+  // instantiating the terms again, without the term engine.
+  if (!known || !known->nodes || !b.replay(*known->nodes, m.vars, *targets)) {
+    Graph& h = b.graph();
+    const NodeId first = b.first();
+    auto built = type_checked([&] { return rules::instantiate(h, rule_.target, bindings(m)); });
+    if (!built) {
+      if (!known) memo_.add(g, m.vars, m.params, {built.failure(), std::nullopt});
+      return built.failure();
     }
-    Rewrite rw(ix);
-    std::vector<Replacement> reps;
-    try {
-      // A recorded target adds the same nodes (operators, attributes, output types, in order)
-      // as instantiating the terms again, without the term engine.
-      std::vector<TensorRef> targets;
-      if (known && known->nodes && !known->nodes->adds_sources)
-        known->nodes->replay(rw.graph(), m.vars, targets);
-      else
-        targets = rules::instantiate(rw.graph(), rule_.target, bindings(m));
-      for (size_t i = 0; i < targets.size(); ++i) reps.push_back({m.outputs[i], targets[i]});
-    } catch (const Error&) {  // the target does not type-check here: not an application
-      if (!known) memo_.add(g, m.vars, m.params, {true, std::nullopt});
-      continue;
-    }
-    try {
-      auto out = std::move(rw).finish(reps);
-      if (!out) continue;
-      std::vector<std::string> at;
-      for (NodeId n : m.internal)
-        if (!g.node(n).is_source()) at.push_back(node_label(g, n));
-      emit({std::move(*out), fmt::format("{}", fmt::join(at, ", ")), k, pricing != nullptr});
-    } catch (const Error&) {  // a replacement the graph refuses: not an application
-    }
+    *targets = std::move(*built);
+    if (!known)
+      memo_.add(g, m.vars, m.params, {std::nullopt, Template::record(h, first, m.vars, *targets)});
   }
+  for (size_t i = 0; i < targets->size(); ++i) b.replace(m.outputs[i], (*targets)[i]);
+  return Applied{};
+}
+
+std::string RuleTransform::where(const GraphIndex& ix, const Match& m) const {
+  const Graph& g = ix.graph();
+  std::vector<std::string> at;
+  for (NodeId n : m.internal)
+    if (!g.node(n).is_source()) at.push_back(node_label(g, n));
+  return fmt::format("{}", fmt::join(at, ", "));
 }
 
 }  // namespace graphsub::opt

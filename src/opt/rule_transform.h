@@ -22,16 +22,17 @@ class RuleTransform : public Transform {
 
   const std::string& name() const override { return rule_.name; }
   std::string origin() const override;
-  void apply(const GraphIndex& ix, const EmitFn& emit) const override;
-  // Prices each application on a scratch copy of the graph (application_price.h) and builds
-  // only those pricing.admit accepts. Candidates carry their match's number as ordinal.
-  void apply_priced(const GraphIndex& ix, const Pricing& pricing,
-                    const EmitFn& emit) const override;
+  // The source pattern's matches (pattern.h).
+  size_t find(const GraphIndex& ix, std::vector<Match>& out) const override;
+  // The target instantiated with the match's bindings, each source output replaced by the
+  // target's; a target that does not type-check is a failed match with the type error. A
+  // binding seen before (by types, sharing and parameter values) replays the recorded nodes.
+  Outcome apply(const GraphIndex& ix, const Match& m, Builder& b) const override;
+  std::string where(const GraphIndex& ix, const Match& m) const override;
 
   const rules::Rule& rule() const { return rule_; }
 
  private:
-  void run(const GraphIndex& ix, const Pricing* pricing, const EmitFn& emit) const;
   rules::Bindings bindings(const Match& m) const;
 
   rules::Rule rule_;

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "ir/hash.h"
+#include "opt/application_price.h"
 #include "opt/graph_hashing.h"
 #include "opt/graph_index.h"
 #include "opt/rewrite.h"
@@ -168,6 +169,10 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
   size_t queued_nodes = 0;  // node slots in the queued patches
   std::vector<NodeId> topo;
   std::vector<uint8_t> child_constant;  // candidate_cost's scratch
+  // Buffers kept across graphs: matches, the replacements described, pricing's work vectors.
+  std::vector<Match> matches;
+  std::vector<Replacement> reps;
+  PriceBuffers pbuf;
   res.stopped_by = "exhausted";
   bool out_of_time = false;
 
@@ -207,8 +212,8 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
     topological_order(g, topo);
     for (size_t i = 0; i < topo.size(); ++i) position[topo[i]] = static_cast<uint32_t>(i);
 
-    // The search's verdict on a candidate's cost; rule transforms ask it before building the
-    // candidate's graph, the others after. Called once per candidate.
+    // The search's verdict on a candidate's price (false: a graph of this cost would be
+    // discarded, so it is not built). Called once per application.
     auto admit = [&](double c) {
       ++res.generated;
       if (out_of_time) return false;
@@ -224,29 +229,39 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
       }
       return true;
     };
-    Pricing pricing{costs, total, constant, model, admit};
+    const ParentCosts parent{costs, total, constant, model};
+    ScratchGraph scratch;  // `g` plus the application being described
 
     for (size_t ti = 0; ti < transforms.size() && !out_of_time; ++ti) {
-      size_t emitted = 0;
-      transforms[ti]->apply_priced(ix, pricing, [&](Candidate&& cand) {
-        size_t my_ordinal = cand.ordinal.value_or(emitted);
-        ++emitted;
-        double c = candidate_cost(g, costs, total, constant, cand.graph, model, child_constant);
-        if (!cand.admitted && !admit(c)) return;
+      const Transform& t = *transforms[ti];
+      const size_t num_matches = t.find(ix, matches);
+      for (size_t k = 0; k < num_matches; ++k) {
+        const Match& m = matches[k];
+        // Priced from the applier's description; most applications are refused here, before
+        // their graph is built.
+        {
+          Builder described(g, scratch, reps);
+          if (!t.apply(ix, m, described)) continue;
+          std::optional<double> price = price_description(ix, described, m.internal, parent, pbuf);
+          if (!price || !admit(*price)) continue;
+        }
+        Result<Graph> cand = build_application(t, ix, m);
+        if (!cand) continue;
+        double c = candidate_cost(g, costs, total, constant, *cand, model, child_constant);
         // Admitted on its price: the exact cost decides (the same up to rounding).
-        if (cand.admitted && !(c < opts.alpha * res.best_cost)) return;
-        if (!rewrite_acyclic(ix, position, cand.graph, topo)) return;  // it closed a cycle
-        auto h = std::make_shared<const History>(History{
-            Step{ti, my_ordinal, transforms[ti]->name(), std::move(cand.where)}, cur.history});
+        if (!(c < opts.alpha * res.best_cost)) continue;
+        if (!rewrite_acyclic(ix, position, *cand, topo)) continue;  // it closed a cycle
+        auto h = std::make_shared<const History>(
+            History{Step{ti, k, t.name(), t.where(ix, m)}, cur.history});
         if (c < res.best_cost * (1 - kTieTolerance)) {
           res.best_cost = c;
-          res.best = cand.graph;
+          res.best = *cand;
           best_history = h;
         }
-        finalists.offer(cand.graph, Key{c, order});
+        finalists.offer(*cand, Key{c, order});
         ++res.kept;
         auto added =
-            queue.emplace(Key{c, order++}, Entry{base, cand.graph.diff_from(*base), std::move(h)});
+            queue.emplace(Key{c, order++}, Entry{base, cand->diff_from(*base), std::move(h)});
         queued_nodes += added.first->second.patch.nodes.size();
         res.peak_queued_nodes = std::max(res.peak_queued_nodes, queued_nodes);
         if (queue.size() > opts.max_queue) {
@@ -255,7 +270,7 @@ SearchResult search(const Graph& input, const std::vector<const Transform*>& tra
           ++res.dropped;
         }
         res.peak_queue = std::max(res.peak_queue, queue.size());
-      });
+      }
     }
     reporter.progress("search", static_cast<double>(res.expanded), static_cast<double>(opts.budget),
                       fmt::format("best cost {:.1f} of {:.1f}", res.best_cost, res.initial_cost));
@@ -280,11 +295,12 @@ std::vector<Graph> replay_steps(const Graph& input, const std::vector<const Tran
       throw Error(fmt::format("replay: step {} names transform {} of {}", i + 1, s.transform,
                               transforms.size()));
     GraphIndex ix(cur);
+    std::vector<Match> matches;
+    const size_t n = transforms[s.transform]->find(ix, matches);
     std::optional<Graph> next;
-    size_t emitted = 0;
-    transforms[s.transform]->apply(ix, [&](Candidate&& c) {
-      if (c.ordinal.value_or(emitted++) == s.ordinal) next = std::move(c.graph);
-    });
+    if (s.ordinal < n)
+      if (Result<Graph> g = build_application(*transforms[s.transform], ix, matches[s.ordinal]))
+        next = std::move(*g);
     if (!next)
       throw Error(
           fmt::format("replay: step {} ({} at {}) did not reproduce", i + 1, s.rule, s.where));

@@ -1,7 +1,10 @@
 #pragma once
 // Cost-based backtracking search (TASO's Algorithm 2). A queue of graphs ordered by cost;
 // the cheapest is expanded by applying every transform at every match; a new graph is queued
-// when it is acyclic and cheaper than alpha times the best cost so far. Graphs are
+// when it is acyclic and cheaper than alpha times the best cost so far. Pricing and admission
+// are the search's alone: each application's replacement is first described by the
+// transform's applier (builder.h) and priced (application_price.h), and only applications
+// whose price the search admits are built. Graphs are
 // deduplicated by their canonical structural hash (src/ir/hash.h) when taken from the queue:
 // one seen before is skipped without counting as expanded. (Hashing only the graphs taken
 // out, from their parent's node hashes, keeps the cost of the many queued graphs that are
@@ -41,8 +44,8 @@ struct RunnerUp {
 };
 
 // One rule application on the way from the input graph to the result. `transform` and
-// `ordinal` (the index of the candidate among those the transform emitted on the parent
-// graph) replay it exactly (replay_steps).
+// `ordinal` (the index of its match among those the transform found on the parent graph)
+// replay it exactly (replay_steps).
 struct Step {
   size_t transform = 0;
   size_t ordinal = 0;
@@ -55,7 +58,7 @@ struct SearchResult {
   double initial_cost = 0;
   double best_cost = 0;
   size_t expanded = 0;    // graphs taken from the queue and expanded
-  size_t generated = 0;   // candidates produced by transforms
+  size_t generated = 0;   // applications priced (each asked for admission once)
   size_t kept = 0;        // candidates queued (acyclic, below alpha * best)
   size_t duplicates = 0;  // queued graphs skipped when taken out: seen before
   size_t dropped = 0;     // queued graphs dropped to keep the queue bounded

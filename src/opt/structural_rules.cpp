@@ -1,7 +1,5 @@
 #include "opt/structural_rules.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 
 #include "ops/op_def.h"
@@ -19,16 +17,6 @@ ConvShape conv_shape(const Graph& g, NodeId conv) {
   const Shape& x = g.type(n.inputs[0]).shape;
   const Shape& w = g.type(n.inputs[1]).shape;
   return {.groups = x[1] / w[1], .kh = w[2], .kw = w[3], .has_bias = n.inputs.size() > 2};
-}
-
-std::string node_label(const Graph& g, NodeId id) {
-  const Node& n = g.node(id);
-  std::string s = n.op->name;
-  if (!n.name.empty()) return fmt::format("{} '{}'", s, n.name);
-  // Operators built in code have no names: name them by the first weight they read.
-  for (auto r : n.inputs)
-    if (g.node(r.node).is_weight()) return fmt::format("{} '{}'", s, g.node(r.node).name);
-  return fmt::format("{} #{}", s, id);
 }
 
 std::vector<std::unique_ptr<Transform>> structural_transforms() {

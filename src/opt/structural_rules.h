@@ -31,7 +31,4 @@ std::unique_ptr<Transform> make_merge_duplicates();
 // All of the above, in the order listed.
 std::vector<std::unique_ptr<Transform>> structural_transforms();
 
-// "conv 'stage1.conv0.w'" style label of a node for Candidate::where.
-std::string node_label(const Graph& g, NodeId id);
-
 }  // namespace graphsub::opt

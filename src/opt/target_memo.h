@@ -3,7 +3,7 @@
 // depends only on the types of the tensors bound to the variables, on which variables are
 // bound to one tensor, and on the parameter values (the target reads nothing else), and the
 // same matches recur on every graph of a search. So a target that does not type-check is not
-// rebuilt, thrown and caught again, and one that does is priced by replaying the recorded
+// rebuilt and refused again (its reason is kept), and one that does is priced from the recorded
 // nodes (a Template) instead of re-running the term instantiation. Entries are found by a
 // hash and confirmed by comparing the types and values themselves. Thread-safe.
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "opt/result.h"
 
 namespace graphsub::opt {
 
@@ -51,8 +52,8 @@ class TargetMemo {
  public:
   using Params = std::vector<std::optional<AxiomParam>>;
   struct Outcome {
-    bool fails = false;
-    std::optional<Template> nodes;  // when it does not fail and the nodes could be recorded
+    std::optional<NoMatch> failure;  // why the target does not type-check, when it does not
+    std::optional<Template> nodes;   // when it does and the nodes could be recorded
   };
 
   // The recorded outcome under these bindings, or null.

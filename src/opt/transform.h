@@ -1,41 +1,22 @@
 #pragma once
 // A transform rewrites a graph at one place into an equivalent graph. Rules from rule files
-// and the built-in structural rules are both transforms; the search only sees this interface.
+// and the built-in structural rules are both transforms. A transform has two parts, as egg's
+// rewrites do: a searcher (find) that lists the places where it may apply, and an applier
+// (apply) that writes the replacement for one of them to a Builder or says, as a value, why
+// that place is not an application after all. A transform knows nothing of costs: the search
+// prices what an applier describes and builds only what it admits (search.h).
 #include <cstddef>
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/cost_model.h"
+#include "opt/builder.h"
 #include "opt/graph_index.h"
+#include "opt/match.h"
+#include "opt/result.h"
 
 namespace graphsub::opt {
-
-struct Candidate {
-  Graph graph;
-  std::string where;  // the matched nodes, for reports ("conv 'a.w' + relu at node 12")
-  // The application's number among the transform's applications to this graph, when the
-  // transform numbers them itself (a priced apply skips some); unset: the emission order.
-  std::optional<size_t> ordinal;
-  // Set by a priced apply: Pricing::admit already accepted this candidate's cost.
-  bool admitted = false;
-};
-
-using EmitFn = std::function<void(Candidate&&)>;
-
-// What a search knows of the graph being expanded, so a transform can price an application
-// before building its graph: the parent's per-node costs (0 for sources and constants), their
-// sum plus CostModel::per_graph_cost(), its constant flags, the model, and the search's verdict
-// on a price (false: a graph of this cost would be discarded, so it is not built).
-struct Pricing {
-  const std::vector<double>& costs;
-  double total = 0;
-  const std::vector<uint8_t>& constant;
-  CostModel& model;
-  std::function<bool(double)> admit;
-};
 
 class Transform {
  public:
@@ -44,19 +25,38 @@ class Transform {
   virtual const std::string& name() const = 0;
   // Where it comes from: "rules/default.rules:12" or "built-in".
   virtual std::string origin() const = 0;
-  // Emits one candidate per valid application in `index.graph()`, in a deterministic order
-  // (ascending node ids of the match). Applications that do not type-check or that would let
-  // a replaced operator's tensor escape are not emitted; the caller rejects cycles. Must not
-  // throw for ordinary graphs.
-  virtual void apply(const GraphIndex& index, const EmitFn& emit) const = 0;
-  // As apply(), but an application may be priced first and skipped when pricing.admit refuses
-  // its cost; admit is called at most once per application, and emitted candidates carry their
-  // ordinal. The default prices nothing (plain apply()).
-  virtual void apply_priced(const GraphIndex& index, const Pricing& pricing,
-                            const EmitFn& emit) const {
-    (void)pricing;
-    apply(index, emit);
-  }
+
+  // The searcher: writes the matches in `ix.graph()` to out[0..n), n returned, in a
+  // deterministic order (ascending node ids of the match). Match objects already in `out` are
+  // overwritten in place (next_match), so a caller that keeps `out` does not allocate.
+  virtual size_t find(const GraphIndex& ix, std::vector<Match>& out) const = 0;
+  // The applier: adds the replacement for match `m` (one of find's on `ix`) to `b` and names
+  // the tensors it replaces (Builder::replace), or returns why `m` is not an application
+  // (a target that does not type-check here, shapes outside the rule). Must not throw for
+  // ordinary graphs. Whether the replacement's types equal those it replaces, and whether the
+  // result has a cycle, is checked by the caller.
+  virtual Outcome apply(const GraphIndex& ix, const Match& m, Builder& b) const = 0;
+  // The matched nodes, for reports ("conv 'a.w' + relu"); asked only of applications kept.
+  virtual std::string where(const GraphIndex& ix, const Match& m) const = 0;
 };
+
+// One application built: the graph after it, where it applied, and the index of its match
+// among the transform's matches on the parent graph (Step::ordinal, to replay it).
+struct Candidate {
+  Graph graph;
+  std::string where;
+  size_t ordinal = 0;
+};
+
+// The graph after applying `t` at match `m` of `ix`'s graph, or why that is not an
+// application (including a replacement whose type differs from the tensor it replaces).
+Result<Graph> build_application(const Transform& t, const GraphIndex& ix, const Match& m);
+
+// Every application of `t` to `ix`'s graph, built, in match order (cycles not checked).
+void apply_everywhere(const Transform& t, const GraphIndex& ix,
+                      const std::function<void(Candidate&&)>& emit);
+
+// "conv 'stage1.conv0.w'" style label of a node for Transform::where.
+std::string node_label(const Graph& g, NodeId id);
 
 }  // namespace graphsub::opt
