@@ -23,13 +23,13 @@
 #include "exec/precompute.h"
 #include "ir/report.h"
 #include "models/models.h"
-#include "opt/analytic_cost.h"
-#include "opt/graph_hashing.h"
-#include "opt/machine_profile.h"
-#include "opt/measured_cost.h"
-#include "opt/optimize.h"
-#include "opt/rule_library.h"
-#include "opt/runtime.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/cost/measured_cost.h"
+#include "opt/search/optimize.h"
+#include "opt/transforms/rule_library.h"
+#include "opt/cost/runtime.h"
 
 namespace graphsub {
 namespace {

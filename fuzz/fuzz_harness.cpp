@@ -12,8 +12,8 @@
 #include "driver/data_paths.h"
 #include "onnx/onnx_model.h"
 #include "onnx/result_check.h"
-#include "opt/analytic_cost.h"
-#include "opt/optimize.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/search/optimize.h"
 
 namespace graphsub::fuzz {
 namespace {

@@ -10,8 +10,8 @@
 
 #include "core/error.h"
 #include "ir/builder.h"
-#include "opt/graph_index.h"
-#include "opt/rule_library.h"
+#include "opt/match/graph_index.h"
+#include "opt/transforms/rule_library.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 

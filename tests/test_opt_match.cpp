@@ -7,10 +7,10 @@
 #include "driver/data_paths.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
-#include "opt/graph_index.h"
-#include "opt/numeric_check.h"
-#include "opt/rewrite.h"
-#include "opt/rule_transform.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/numeric_check.h"
+#include "opt/transforms/rewrite.h"
+#include "opt/transforms/rule_transform.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::opt {

@@ -9,9 +9,9 @@
 
 #include "driver/data_paths.h"
 #include "ir/builder.h"
-#include "opt/graph_index.h"
-#include "opt/root_filter.h"
-#include "opt/rule_transform.h"
+#include "opt/match/graph_index.h"
+#include "opt/match/root_filter.h"
+#include "opt/transforms/rule_transform.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::opt {

@@ -5,10 +5,10 @@
 #include "exec/precompute.h"
 #include "ir/builder.h"
 #include "onnx/onnx_model.h"
-#include "opt/graph_index.h"
-#include "opt/numeric_check.h"
-#include "opt/rewrite.h"
-#include "opt/structural_rules.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/numeric_check.h"
+#include "opt/transforms/rewrite.h"
+#include "opt/transforms/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {

@@ -10,9 +10,9 @@
 #include "core/error.h"
 #include "exec/precompute.h"
 #include "ir/hash.h"
-#include "opt/graph_hashing.h"
-#include "opt/graph_index.h"
-#include "opt/search.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/search.h"
 
 namespace graphsub::driver {
 

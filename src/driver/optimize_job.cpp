@@ -15,8 +15,8 @@
 #include "ir/print.h"
 #include "models/models.h"
 #include "onnx/half_precision.h"
-#include "opt/machine_profile.h"
-#include "opt/search.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/search/search.h"
 #include "ort/ort_cost_model.h"
 #include "ort/target.h"
 

@@ -1,4 +1,4 @@
-#include "opt/analytic_cost.h"
+#include "opt/cost/analytic_cost.h"
 
 #include <fmt/format.h>
 

@@ -5,8 +5,8 @@
 // own cost function (OpDef). Data movement the fast executor does without copying costs
 // nothing: reshape and flatten, and split and concat along a contiguous axis (views, see
 // onednn_slices_are_contiguous). Deterministic for a given MachineProfile.
-#include "opt/cost_model.h"
-#include "opt/machine_profile.h"
+#include "opt/cost/cost_model.h"
+#include "opt/cost/machine_profile.h"
 
 namespace graphsub::opt {
 

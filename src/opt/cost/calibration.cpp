@@ -1,4 +1,4 @@
-#include "opt/calibration.h"
+#include "opt/cost/calibration.h"
 
 #include <fmt/format.h>
 

@@ -1,10 +1,10 @@
-#include "opt/cost_model.h"
+#include "opt/cost/cost_model.h"
 
 #include <cstring>
 #include <string_view>
 
 #include "ir/hash.h"
-#include "opt/graph_index.h"
+#include "opt/match/graph_index.h"
 
 namespace graphsub::opt {
 

@@ -1,4 +1,4 @@
-#include "opt/machine_profile.h"
+#include "opt/cost/machine_profile.h"
 
 #include <fmt/format.h>
 #include <time.h>

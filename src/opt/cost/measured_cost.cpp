@@ -1,4 +1,4 @@
-#include "opt/measured_cost.h"
+#include "opt/cost/measured_cost.h"
 
 #include <fmt/format.h>
 
@@ -10,9 +10,9 @@
 #include "core/error.h"
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
-#include "opt/analytic_cost.h"
-#include "opt/graph_index.h"
-#include "opt/runtime.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/match/graph_index.h"
+#include "opt/cost/runtime.h"
 
 namespace graphsub::opt {
 

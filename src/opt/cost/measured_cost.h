@@ -14,9 +14,9 @@
 #include <string>
 
 #include "ir/report.h"
-#include "opt/calibration.h"
-#include "opt/cost_model.h"
-#include "opt/machine_profile.h"
+#include "opt/cost/calibration.h"
+#include "opt/cost/cost_model.h"
+#include "opt/cost/machine_profile.h"
 
 namespace graphsub::opt {
 

@@ -1,4 +1,4 @@
-#include "opt/runtime.h"
+#include "opt/cost/runtime.h"
 
 #include <time.h>
 

@@ -1,10 +1,10 @@
-#include "opt/graph_hashing.h"
+#include "opt/match/graph_hashing.h"
 
 #include <algorithm>
 #include <cstdint>
 
 #include "ir/hash.h"
-#include "opt/graph_index.h"
+#include "opt/match/graph_index.h"
 
 namespace graphsub::opt {
 

@@ -1,8 +1,8 @@
-#include "opt/graph_index.h"
+#include "opt/match/graph_index.h"
 
 #include <algorithm>
 
-#include "opt/graph_hashing.h"
+#include "opt/match/graph_hashing.h"
 
 namespace graphsub::opt {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/root_filter.h"
+#include "opt/match/root_filter.h"
 
 namespace graphsub::opt {
 

@@ -1,4 +1,4 @@
-#include "opt/pattern.h"
+#include "opt/match/pattern.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "opt/scratch_pool.h"
+#include "opt/match/scratch_pool.h"
 #include "rules/axiom_ops.h"
 
 namespace graphsub::opt {

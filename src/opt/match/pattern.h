@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/graph_index.h"
-#include "opt/match.h"
+#include "opt/match/graph_index.h"
+#include "opt/match/match.h"
 #include "rules/rule.h"
 
 namespace graphsub::opt {

@@ -1,4 +1,4 @@
-#include "opt/root_filter.h"
+#include "opt/match/root_filter.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "opt/application_price.h"
+#include "opt/search/application_price.h"
 
 #include <algorithm>
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/builder.h"
-#include "opt/cost_model.h"
-#include "opt/rewrite.h"
-#include "opt/target_memo.h"
+#include "opt/transforms/builder.h"
+#include "opt/cost/cost_model.h"
+#include "opt/transforms/rewrite.h"
+#include "opt/transforms/target_memo.h"
 
 namespace graphsub::opt {
 

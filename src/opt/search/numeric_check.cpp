@@ -1,4 +1,4 @@
-#include "opt/numeric_check.h"
+#include "opt/search/numeric_check.h"
 
 #include <fmt/format.h>
 

@@ -1,4 +1,4 @@
-#include "opt/optimize.h"
+#include "opt/search/optimize.h"
 
 #include <fmt/format.h>
 
@@ -9,9 +9,9 @@
 #include "core/error.h"
 #include "exec/precompute.h"
 #include "ir/hash.h"
-#include "opt/analytic_cost.h"
-#include "opt/machine_profile.h"
-#include "opt/measured_cost.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/cost/measured_cost.h"
 
 namespace graphsub::opt {
 

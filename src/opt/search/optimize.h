@@ -10,10 +10,10 @@
 
 #include "ir/graph.h"
 #include "ir/report.h"
-#include "opt/cost_model.h"
-#include "opt/numeric_check.h"
-#include "opt/rule_library.h"
-#include "opt/search.h"
+#include "opt/cost/cost_model.h"
+#include "opt/search/numeric_check.h"
+#include "opt/transforms/rule_library.h"
+#include "opt/search/search.h"
 
 namespace graphsub::opt {
 

@@ -1,4 +1,4 @@
-#include "opt/search.h"
+#include "opt/search/search.h"
 
 #include <fmt/format.h>
 
@@ -9,10 +9,10 @@
 
 #include "core/error.h"
 #include "ir/hash.h"
-#include "opt/application_price.h"
-#include "opt/graph_hashing.h"
-#include "opt/graph_index.h"
-#include "opt/rewrite.h"
+#include "opt/search/application_price.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/match/graph_index.h"
+#include "opt/transforms/rewrite.h"
 
 namespace graphsub::opt {
 namespace {

@@ -21,8 +21,8 @@
 
 #include "ir/graph.h"
 #include "ir/report.h"
-#include "opt/cost_model.h"
-#include "opt/transform.h"
+#include "opt/cost/cost_model.h"
+#include "opt/transforms/transform.h"
 
 namespace graphsub::opt {
 

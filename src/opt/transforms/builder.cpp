@@ -1,4 +1,4 @@
-#include "opt/builder.h"
+#include "opt/transforms/builder.h"
 
 namespace graphsub::opt {
 

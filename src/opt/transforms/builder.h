@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/result.h"
-#include "opt/rewrite.h"
-#include "opt/target_memo.h"
+#include "opt/transforms/result.h"
+#include "opt/transforms/rewrite.h"
+#include "opt/transforms/target_memo.h"
 
 namespace graphsub::opt {
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "opt/transform.h"
+#include "opt/transforms/transform.h"
 
 namespace graphsub::opt {
 

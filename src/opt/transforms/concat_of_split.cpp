@@ -5,8 +5,8 @@
 // behind when merged convolutions feed a concat.
 #include <fmt/format.h>
 
-#include "opt/builtin_transform.h"
-#include "opt/structural_rules.h"
+#include "opt/transforms/builtin_transform.h"
+#include "opt/transforms/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {

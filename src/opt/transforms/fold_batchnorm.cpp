@@ -4,8 +4,8 @@
 // numerically (tests) rather than proved.
 #include <fmt/format.h>
 
-#include "opt/builtin_transform.h"
-#include "opt/structural_rules.h"
+#include "opt/transforms/builtin_transform.h"
+#include "opt/transforms/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {

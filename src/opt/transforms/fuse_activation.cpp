@@ -1,8 +1,8 @@
 // fuse-activation-{conv,matmul}: act(op(x, w)) -> op(x, w, act) when op has no activation yet
 // and nothing else reads its output.
 #include "ops/op_def.h"
-#include "opt/builtin_transform.h"
-#include "opt/structural_rules.h"
+#include "opt/transforms/builtin_transform.h"
+#include "opt/transforms/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {

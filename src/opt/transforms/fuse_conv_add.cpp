@@ -12,8 +12,8 @@
 
 #include <algorithm>
 
-#include "opt/builtin_transform.h"
-#include "opt/structural_rules.h"
+#include "opt/transforms/builtin_transform.h"
+#include "opt/transforms/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {

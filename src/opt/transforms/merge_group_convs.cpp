@@ -5,8 +5,8 @@
 // reshape) reads only weights, so it costs nothing and is computed ahead of run time.
 #include <fmt/format.h>
 
-#include "opt/builtin_transform.h"
-#include "opt/structural_rules.h"
+#include "opt/transforms/builtin_transform.h"
+#include "opt/transforms/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {

@@ -1,11 +1,11 @@
-#include "opt/rewrite.h"
+#include "opt/transforms/rewrite.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <memory>
 
-#include "opt/graph_hashing.h"
+#include "opt/match/graph_hashing.h"
 
 namespace graphsub::opt {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/graph_index.h"
+#include "opt/match/graph_index.h"
 
 namespace graphsub::opt {
 

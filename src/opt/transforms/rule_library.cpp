@@ -1,4 +1,4 @@
-#include "opt/rule_library.h"
+#include "opt/transforms/rule_library.h"
 
 #include <fmt/format.h>
 
@@ -7,8 +7,8 @@
 #include <set>
 
 #include "core/error.h"
-#include "opt/rule_transform.h"
-#include "opt/structural_rules.h"
+#include "opt/transforms/rule_transform.h"
+#include "opt/transforms/structural_rules.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 

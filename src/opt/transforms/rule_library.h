@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "ir/report.h"
-#include "opt/transform.h"
+#include "opt/transforms/transform.h"
 
 namespace graphsub::opt {
 

@@ -1,12 +1,12 @@
-#include "opt/rule_transform.h"
+#include "opt/transforms/rule_transform.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "core/error.h"
-#include "opt/scratch_pool.h"
-#include "opt/target_memo.h"
+#include "opt/match/scratch_pool.h"
+#include "opt/transforms/target_memo.h"
 #include "rules/axiom_ops.h"
 #include "rules/instantiate.h"
 

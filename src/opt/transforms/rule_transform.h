@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "opt/pattern.h"
-#include "opt/target_memo.h"
-#include "opt/transform.h"
+#include "opt/match/pattern.h"
+#include "opt/transforms/target_memo.h"
+#include "opt/transforms/transform.h"
 #include "rules/instantiate.h"
 #include "rules/rule.h"
 

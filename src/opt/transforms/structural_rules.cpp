@@ -1,9 +1,9 @@
-#include "opt/structural_rules.h"
+#include "opt/transforms/structural_rules.h"
 
 #include <algorithm>
 
 #include "ops/op_def.h"
-#include "opt/builtin_transform.h"
+#include "opt/transforms/builtin_transform.h"
 
 namespace graphsub::opt {
 

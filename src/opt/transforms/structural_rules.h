@@ -16,7 +16,7 @@
 #include <memory>
 #include <vector>
 
-#include "opt/transform.h"
+#include "opt/transforms/transform.h"
 
 namespace graphsub::opt {
 

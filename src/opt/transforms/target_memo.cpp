@@ -1,4 +1,4 @@
-#include "opt/target_memo.h"
+#include "opt/transforms/target_memo.h"
 
 #include "ir/hash.h"
 

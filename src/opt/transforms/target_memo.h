@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/result.h"
+#include "opt/transforms/result.h"
 
 namespace graphsub::opt {
 

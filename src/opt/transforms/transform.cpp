@@ -1,4 +1,4 @@
-#include "opt/transform.h"
+#include "opt/transforms/transform.h"
 
 #include <fmt/format.h>
 

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/builder.h"
-#include "opt/graph_index.h"
-#include "opt/match.h"
-#include "opt/result.h"
+#include "opt/transforms/builder.h"
+#include "opt/match/graph_index.h"
+#include "opt/match/match.h"
+#include "opt/transforms/result.h"
 
 namespace graphsub::opt {
 
