@@ -30,7 +30,7 @@ graphsub_stage(graphsub_gen DIRS gen DEPS graphsub_rules graphsub_verify)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)
 
 # The optimizer: rule matching and rewriting, weight pre-computation, cost models, search.
-graphsub_stage(graphsub_opt DIRS opt/match opt/transforms opt/cost opt/search DEPS graphsub_rules graphsub_onednn)
+graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_onednn)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_opt)
 
 # JSON (the optimizer's cost caches, ONNX Runtime's worker protocol, the driver's reports):
