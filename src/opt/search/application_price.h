@@ -1,13 +1,13 @@
 #pragma once
 // The search's price of a rewrite before its graph is built. An application's new nodes are
-// described (builder.h) either by a scratch copy of the parent graph they were added to, or by
-// a memoised target (a Template) and the match's variables, without adding them to any graph. From
-// there, price_application() works out what Rewrite::finish would make of it (matched outputs
-// replaced, dead nodes dropped, new nodes identical to old ones shared) without editing any
-// graph, and returns the cost the search would compute for the finished candidate: the
-// parent's total, less the parent nodes that die, plus the surviving new nodes. Most
-// candidates of a search are discarded for their cost, so pricing them first saves building
-// their graphs.
+// described (transforms/builder.h) either by a scratch copy of the parent graph they were added
+// to, or by a memoised target (a Template) and the match's variables, without adding them to
+// any graph. From there, price_application() works out what Rewrite::finish would make of it
+// (matched outputs replaced, dead nodes dropped, new nodes identical to old ones shared)
+// without editing any graph, and returns the cost the search would compute for the finished
+// candidate: the parent's total, less the parent nodes that die, plus the surviving new nodes.
+// Most candidates of a search are discarded for their cost, so pricing them first saves
+// building their graphs.
 #include <optional>
 #include <vector>
 

@@ -1,19 +1,18 @@
 #pragma once
-// Cost-based backtracking search (TASO's Algorithm 2). A queue of graphs ordered by cost;
-// the cheapest is expanded by applying every transform at every match; a new graph is queued
-// when it is acyclic and cheaper than alpha times the best cost so far. Pricing and admission
-// are the search's alone: each application's replacement is first described by the
-// transform's applier (builder.h) and priced (application_price.h), and only applications
-// whose price the search admits are built. Graphs are
-// deduplicated by their canonical structural hash (src/ir/hash.h) when taken from the queue:
-// one seen before is skipped without counting as expanded. (Hashing only the graphs taken
-// out, from their parent's node hashes, keeps the cost of the many queued graphs that are
-// never expanded to pricing them.) Stops after `budget` expanded graphs, at the time limit, or
-// when the queue runs dry. The queue is bounded: beyond max_queue graphs the most expensive
-// are dropped, so memory stays bounded whatever the budget. Queued graphs are patches against a
-// shared base graph (GraphPatch), so the queue's memory is linear in the graph's size. Ties are
-// broken by the order in which graphs were found, so the result is deterministic for a
-// deterministic cost model.
+// Cost-based backtracking search (TASO's Algorithm 2). A queue of graphs ordered by cost; the
+// cheapest is expanded by applying every transform at every match; a new graph is queued when
+// it is acyclic and cheaper than alpha times the best cost so far. Pricing and admission are
+// the search's alone: each application's replacement is first described by the transform's
+// applier (transforms/builder.h) and priced (application_price.h), and only applications whose
+// price the search admits are built. Graphs are deduplicated by their canonical structural hash
+// (src/ir/hash.h) when taken from the queue: one seen before is skipped without counting as
+// expanded. (Hashing only the graphs taken out, from their parent's node hashes, keeps the cost
+// of the many queued graphs that are never expanded to pricing them.) Stops after `budget`
+// expanded graphs, at the time limit, or when the queue runs dry. The queue is bounded: beyond
+// max_queue graphs the most expensive are dropped, so memory stays bounded whatever the budget.
+// Queued graphs are patches against a shared base graph (GraphPatch), so the queue's memory is
+// linear in the graph's size. Ties are broken by the order in which graphs were found, so the
+// result is deterministic for a deterministic cost model.
 #include <cstdint>
 #include <memory>
 #include <string>

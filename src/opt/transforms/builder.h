@@ -2,11 +2,10 @@
 // Where a transform's applier writes the replacement for one match: the nodes it adds and
 // which tensor of the matched graph each new tensor replaces. The search gives an applier one
 // of two builders and the applier cannot tell which:
-//   - a description: the nodes go to a scratch copy of the graph, or stay
-//     a recorded Template that is never added anywhere; weights get no data. The search prices
-//     the description (application_price.h) and builds only applications it admits.
-//   - a build: the nodes go to a Rewrite of the graph, whose finish() makes
-//     the candidate graph.
+//   - a description: the nodes go to a scratch copy of the graph, or stay a recorded Template
+//     that is never added anywhere; weights get no data. The search prices the description
+//     (search/application_price.h) and builds only applications it admits.
+//   - a build: the nodes go to a Rewrite of the graph, whose finish() makes the candidate.
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,7 +53,8 @@ class Builder {
                         std::string name = {});
   Result<TensorRef> add(std::string_view op, std::vector<TensorRef> inputs, Attrs attrs = {},
                         std::string name = {});
-  // A weight holding `data`, named after `base` but unique in the graph.
+  // A weight holding `data`, named after `base` but unique in the graph (a description's
+  // weight has neither data nor a unique name: it costs nothing either way).
   TensorRef add_weight(const std::string& base, TensorType type, std::vector<float> data);
   // Adds a recorded template's nodes reading `vars` and writes its target tensors to
   // `targets`. False when they cannot be added exactly (a build of a template whose weights

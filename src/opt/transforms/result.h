@@ -23,12 +23,13 @@ class NoMatch {
   std::shared_ptr<const std::string> reason_;
 };
 
-// A value, or the NoMatch that says why there is none.
+// A value, or the NoMatch that says why there is none. Both convert implicitly, so that a
+// function returning a Result returns either one as it is.
 template <class T>
 class Result {
  public:
-  Result(T value) : v_(std::move(value)) {}            // NOLINT: implicit, as a return value
-  Result(NoMatch failure) : v_(std::move(failure)) {}  // NOLINT
+  Result(T value) : v_(std::move(value)) {}
+  Result(NoMatch failure) : v_(std::move(failure)) {}
   explicit operator bool() const { return v_.index() == 0; }
   T& operator*() { return std::get<0>(v_); }
   const T& operator*() const { return std::get<0>(v_); }
