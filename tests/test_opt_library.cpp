@@ -70,7 +70,7 @@ const char* kSwapReluAdd = R"(
 size_t applications(const Transform& t, const Graph& g) {
   GraphIndex ix(g);
   size_t n = 0;
-  t.apply(ix, [&](Candidate&&) { ++n; });
+  apply_everywhere(t, ix, [&](Candidate&&) { ++n; });
   return n;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "opt/transforms/rule_transform.h"
 #include "opt/search/search.h"
@@ -18,7 +19,7 @@ namespace graphsub::opt {
 namespace {
 
 const rules::RuleSet& axioms() {
-  static const rules::RuleSet a = rules::load_rules(rules::default_axioms_path());
+  static const rules::RuleSet a = rules::load_rules(driver::shipped_axioms());
   return a;
 }
 
