@@ -24,12 +24,12 @@
 #include "ir/report.h"
 #include "models/models.h"
 #include "opt/cost/analytic_cost.h"
-#include "opt/match/graph_hashing.h"
 #include "opt/cost/machine_profile.h"
 #include "opt/cost/measured_cost.h"
+#include "opt/cost/runtime.h"
+#include "opt/match/graph_hashing.h"
 #include "opt/search/optimize.h"
 #include "opt/transforms/rule_library.h"
-#include "opt/cost/runtime.h"
 
 namespace graphsub {
 namespace {

@@ -33,12 +33,12 @@
 #include "ir/report.h"
 #include "models/models.h"
 #include "opt/cost/calibration.h"
-#include "opt/match/graph_hashing.h"
-#include "opt/match/graph_index.h"
 #include "opt/cost/machine_profile.h"
 #include "opt/cost/measured_cost.h"
-#include "opt/search/optimize.h"
 #include "opt/cost/runtime.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/optimize.h"
 
 namespace graphsub {
 namespace {

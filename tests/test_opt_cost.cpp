@@ -9,9 +9,9 @@
 #include "ir/builder.h"
 #include "opt/cost/analytic_cost.h"
 #include "opt/cost/calibration.h"
-#include "opt/match/graph_index.h"
 #include "opt/cost/machine_profile.h"
 #include "opt/cost/measured_cost.h"
+#include "opt/match/graph_index.h"
 
 namespace graphsub::opt {
 namespace {

@@ -13,9 +13,9 @@
 #include "opt/match/graph_hashing.h"
 #include "opt/match/graph_index.h"
 #include "opt/search/numeric_check.h"
+#include "opt/search/search.h"
 #include "opt/transforms/rule_library.h"
 #include "opt/transforms/rule_transform.h"
-#include "opt/search/search.h"
 #include "rules/rule_parser.h"
 #include "support/overhead_cost.h"
 

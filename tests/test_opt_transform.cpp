@@ -9,8 +9,8 @@
 
 #include "driver/data_paths.h"
 #include "ir/builder.h"
-#include "opt/transforms/rule_transform.h"
 #include "opt/search/search.h"
+#include "opt/transforms/rule_transform.h"
 #include "opt/transforms/transform.h"
 #include "rules/rule_parser.h"
 #include "support/overhead_cost.h"

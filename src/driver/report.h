@@ -11,8 +11,8 @@
 
 #include "onnx/onnx_model.h"
 #include "onnx/result_check.h"
-#include "opt/search/optimize.h"
 #include "opt/cost/runtime.h"
+#include "opt/search/optimize.h"
 #include "ort/latency_guard.h"
 
 namespace graphsub::driver {

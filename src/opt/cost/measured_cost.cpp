@@ -11,8 +11,8 @@
 #include "exec_onednn/onednn_executor.h"
 #include "ir/builder.h"
 #include "opt/cost/analytic_cost.h"
-#include "opt/match/graph_index.h"
 #include "opt/cost/runtime.h"
+#include "opt/match/graph_index.h"
 
 namespace graphsub::opt {
 

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/transforms/builder.h"
 #include "opt/cost/cost_model.h"
+#include "opt/transforms/builder.h"
 #include "opt/transforms/rewrite.h"
 #include "opt/transforms/target_memo.h"
 

@@ -12,8 +12,8 @@
 #include "ir/report.h"
 #include "opt/cost/cost_model.h"
 #include "opt/search/numeric_check.h"
-#include "opt/transforms/rule_library.h"
 #include "opt/search/search.h"
+#include "opt/transforms/rule_library.h"
 
 namespace graphsub::opt {
 

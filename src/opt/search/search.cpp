@@ -9,9 +9,9 @@
 
 #include "core/error.h"
 #include "ir/hash.h"
-#include "opt/search/application_price.h"
 #include "opt/match/graph_hashing.h"
 #include "opt/match/graph_index.h"
+#include "opt/search/application_price.h"
 #include "opt/transforms/rewrite.h"
 
 namespace graphsub::opt {

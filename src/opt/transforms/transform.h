@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "opt/transforms/builder.h"
 #include "opt/match/graph_index.h"
 #include "opt/match/match.h"
+#include "opt/transforms/builder.h"
 #include "opt/transforms/result.h"
 
 namespace graphsub::opt {
