@@ -23,13 +23,13 @@
 #include "exec/precompute.h"
 #include "ir/report.h"
 #include "models/models.h"
-#include "opt/analytic_cost.h"
-#include "opt/graph_hashing.h"
-#include "opt/machine_profile.h"
-#include "opt/measured_cost.h"
-#include "opt/optimize.h"
-#include "opt/rule_library.h"
-#include "opt/runtime.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/cost/measured_cost.h"
+#include "opt/cost/runtime.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/search/optimize.h"
+#include "opt/transforms/rule_library.h"
 
 namespace graphsub {
 namespace {
@@ -48,7 +48,7 @@ size_t apply_to_fixpoint(Graph& g, const opt::Transform& t, size_t cap = 1000) {
     std::optional<Graph> next;
     {
       opt::GraphIndex ix(g);  // reads g: the candidate replaces it only after the match
-      t.apply(ix, [&](opt::Candidate&& c) {
+      opt::apply_everywhere(t, ix, [&](opt::Candidate&& c) {
         if (!next && opt::topological_order(c.graph, order)) next = std::move(c.graph);
       });
     }

@@ -2,7 +2,7 @@
 //  (1) the cost model against reality: candidate graphs sampled by random rewrites of the
 //      model (the kind of graphs a search compares), each priced by the measured cost model
 //      and run end to end on the fast executor. A calibration (per-operator overhead and
-//      memory traffic, see src/opt/calibration.h) is fitted on all samples; per model it
+//      memory traffic, see src/opt/cost/calibration.h) is fitted on all samples; per model it
 //      reports the rank correlation of predicted and measured times and the median relative
 //      error, uncalibrated and calibrated (the latter leave-one-model-out: the model's own
 //      samples are not used to fit the calibration that predicts them);
@@ -33,13 +33,13 @@
 #include "ir/process_stats.h"
 #include "ir/report.h"
 #include "models/models.h"
-#include "opt/calibration.h"
-#include "opt/graph_hashing.h"
-#include "opt/graph_index.h"
-#include "opt/machine_profile.h"
-#include "opt/measured_cost.h"
-#include "opt/optimize.h"
-#include "opt/runtime.h"
+#include "opt/cost/calibration.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/cost/measured_cost.h"
+#include "opt/cost/runtime.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/optimize.h"
 
 namespace graphsub {
 namespace {

@@ -26,9 +26,9 @@
 #include "exec_onednn/onednn_executor.h"
 #include "ir/report.h"
 #include "models/models.h"
-#include "opt/graph_index.h"
-#include "opt/optimize.h"
-#include "opt/runtime.h"
+#include "opt/cost/runtime.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/optimize.h"
 
 namespace graphsub {
 namespace {

@@ -12,8 +12,8 @@
 #include "check/equivalence.h"
 #include "driver/data_paths.h"
 #include "onnx/onnx_model.h"
-#include "opt/analytic_cost.h"
-#include "opt/optimize.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/search/optimize.h"
 
 namespace graphsub::fuzz {
 namespace {

@@ -17,8 +17,8 @@
 #include "exec/host_tensor.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
-#include "opt/analytic_cost.h"
-#include "opt/optimize.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/search/optimize.h"
 #include "support/shipped_library.h"
 
 namespace graphsub::testing {

@@ -11,8 +11,8 @@
 #include "exec/reference_executor.h"
 #include "ir/hash.h"
 #include "onnx/onnx_model.h"
-#include "opt/analytic_cost.h"
-#include "opt/optimize.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/search/optimize.h"
 #include "support/shipped_library.h"
 #include "test_onnx_support.h"
 

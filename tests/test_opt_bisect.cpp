@@ -8,9 +8,9 @@
 
 #include "check/equivalence.h"
 #include "ir/builder.h"
-#include "opt/bisect.h"
-#include "opt/rule_library.h"
-#include "opt/search.h"
+#include "opt/search/bisect.h"
+#include "opt/transforms/rule_library.h"
+#include "opt/search/search.h"
 #include "support/overhead_cost.h"
 
 namespace graphsub::opt {

@@ -7,11 +7,11 @@
 
 #include "core/error.h"
 #include "ir/builder.h"
-#include "opt/analytic_cost.h"
-#include "opt/calibration.h"
-#include "opt/graph_index.h"
-#include "opt/machine_profile.h"
-#include "opt/measured_cost.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/cost/calibration.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/cost/measured_cost.h"
+#include "opt/match/graph_index.h"
 
 namespace graphsub::opt {
 namespace {

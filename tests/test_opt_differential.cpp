@@ -11,8 +11,8 @@
 #include "exec/host_tensor.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
-#include "opt/analytic_cost.h"
-#include "opt/optimize.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/search/optimize.h"
 #include "support/shipped_library.h"
 
 namespace graphsub::opt {

@@ -10,8 +10,8 @@
 
 #include "core/error.h"
 #include "ir/builder.h"
-#include "opt/graph_index.h"
-#include "opt/rule_library.h"
+#include "opt/match/graph_index.h"
+#include "opt/transforms/rule_library.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 
@@ -70,7 +70,7 @@ const char* kSwapReluAdd = R"(
 size_t applications(const Transform& t, const Graph& g) {
   GraphIndex ix(g);
   size_t n = 0;
-  t.apply(ix, [&](Candidate&&) { ++n; });
+  apply_everywhere(t, ix, [&](Candidate&&) { ++n; });
   return n;
 }
 

@@ -8,9 +8,9 @@
 #include "driver/data_paths.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
-#include "opt/graph_index.h"
-#include "opt/rewrite.h"
-#include "opt/rule_transform.h"
+#include "opt/match/graph_index.h"
+#include "opt/transforms/rewrite.h"
+#include "opt/transforms/rule_transform.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::opt {
@@ -30,7 +30,7 @@ RuleTransform rule(const std::string& text) {
 std::vector<Candidate> apply(const Transform& t, const Graph& g) {
   GraphIndex ix(g);
   std::vector<Candidate> out;
-  t.apply(ix, [&](Candidate&& c) { out.push_back(std::move(c)); });
+  apply_everywhere(t, ix, [&](Candidate&& c) { out.push_back(std::move(c)); });
   return out;
 }
 

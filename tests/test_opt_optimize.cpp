@@ -9,9 +9,9 @@
 #include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "models/models.h"
-#include "opt/analytic_cost.h"
-#include "opt/graph_index.h"
-#include "opt/optimize.h"
+#include "opt/cost/analytic_cost.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/optimize.h"
 #include "support/shipped_library.h"
 
 namespace graphsub::opt {

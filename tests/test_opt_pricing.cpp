@@ -1,8 +1,9 @@
-// Pricing rule applications before building them (opt/application_price.h): the price equals
-// the cost of the graph the application builds, a priced apply emits exactly the candidates of
-// a plain one (same graphs, same ordinals), refused prices build nothing, and the memo of
-// target instantiations recognises bindings only by their exact types, variable sharing and
-// values, and replays the nodes it recorded.
+// The search's pricing of applications before building them (opt/application_price.h): the
+// price of what an applier describes equals the cost of the graph the same application builds,
+// a price exists exactly when the graph builds, and the memo of target instantiations
+// recognises bindings only by their exact types, variable sharing and values, and replays the
+// nodes it recorded.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,12 +14,13 @@
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "models/models.h"
-#include "opt/application_price.h"
-#include "opt/graph_index.h"
-#include "opt/pattern.h"
-#include "opt/rule_library.h"
-#include "opt/rule_transform.h"
-#include "opt/target_memo.h"
+#include "opt/match/graph_index.h"
+#include "opt/match/pattern.h"
+#include "opt/search/application_price.h"
+#include "opt/transforms/builder.h"
+#include "opt/transforms/rule_library.h"
+#include "opt/transforms/rule_transform.h"
+#include "opt/transforms/target_memo.h"
 #include "rules/instantiate.h"
 #include "support/overhead_cost.h"
 #include "support/shipped_library.h"
@@ -33,18 +35,6 @@ const RuleLibrary& library() {
   return testutil::shipped_library();
 }
 
-struct Emitted {
-  uint64_t hash;
-  size_t ordinal;
-  double cost;
-};
-
-struct Priced {
-  std::vector<Emitted> emitted;
-  size_t admit_calls = 0;
-  size_t mismatches = 0;
-};
-
 // The cost of every live node of `g` (indexed by node id) and of the whole graph.
 std::pair<std::vector<double>, double> node_costs(const Graph& g, CostModel& model,
                                                   const std::vector<uint8_t>& constant) {
@@ -55,48 +45,37 @@ std::pair<std::vector<double>, double> node_costs(const Graph& g, CostModel& mod
   return {std::move(costs), total};
 }
 
-// Applies every rule transform to `g` priced, admitting when `admit_all`, and checks each
-// emitted candidate's price against the cost of its graph computed from scratch.
-Priced apply_priced(const Graph& g, CostModel& model, bool admit_all) {
+// Every application of `t` to `g`, described and priced as the search does, then built: a
+// price exists exactly when the graph builds, and equals the built graph's cost. Returns the
+// number of applications built.
+size_t check_prices(const Transform& t, const Graph& g, CostModel& model) {
+  SCOPED_TRACE(t.name());
   GraphIndex ix(g);
   auto constant = constant_nodes(g);
   auto [costs, total] = node_costs(g, model, constant);
-  Priced out;
-  std::optional<double> last;
-  Pricing pricing{costs, total, constant, model, [&](double c) {
-                    ++out.admit_calls;
-                    last = c;
-                    return admit_all;
-                  }};
-  for (const Transform* t : library().transforms()) {
-    if (t->origin() == "built-in") continue;
-    t->apply_priced(ix, pricing, [&](Candidate&& c) {
-      EXPECT_TRUE(c.admitted);
-      EXPECT_TRUE(c.ordinal.has_value());
-      EXPECT_TRUE(last.has_value());
-      double full = model.graph_cost(c.graph);
-      if (std::abs(*last - full) > 1e-9 * std::max(1.0, std::abs(full))) {
-        ++out.mismatches;
-        ADD_FAILURE() << t->name() << " at " << c.where << ": priced " << *last << ", built "
-                      << full;
-      }
-      out.emitted.push_back({structural_hash(c.graph), c.ordinal.value_or(0), full});
-      last.reset();
-    });
+  const ParentCosts parent{costs, total, constant, model};
+  ScratchGraph scratch;
+  std::vector<Replacement> reps;
+  PriceBuffers buf;
+  std::vector<Match> matches;
+  size_t built = 0;
+  const size_t n = t.find(ix, matches);
+  for (size_t k = 0; k < n; ++k) {
+    std::optional<double> price;
+    {
+      Builder described(g, scratch, reps);
+      if (t.apply(ix, matches[k], described))
+        price = price_description(ix, described, matches[k].internal, parent, buf);
+    }
+    Result<Graph> graph = build_application(t, ix, matches[k]);
+    EXPECT_EQ(price.has_value(), static_cast<bool>(graph)) << "match " << k;
+    if (!price || !graph) continue;
+    double full = model.graph_cost(*graph);
+    EXPECT_NEAR(*price, full, 1e-9 * std::max(1.0, std::abs(full)))
+        << "match " << k << " at " << t.where(ix, matches[k]);
+    ++built;
   }
-  return out;
-}
-
-std::vector<Emitted> apply_plain(const Graph& g, CostModel& model) {
-  GraphIndex ix(g);
-  std::vector<Emitted> out;
-  for (const Transform* t : library().transforms()) {
-    if (t->origin() == "built-in") continue;
-    t->apply(ix, [&](Candidate&& c) {
-      out.push_back({structural_hash(c.graph), c.ordinal.value_or(0), model.graph_cost(c.graph)});
-    });
-  }
-  return out;
+  return built;
 }
 
 std::vector<Graph> test_graphs() {
@@ -113,7 +92,7 @@ std::vector<Graph> test_graphs() {
   for (const Transform* t : library().transforms()) {
     if (t->origin().find("merges.rules") == std::string::npos) continue;
     std::optional<Graph> child;
-    t->apply(ix, [&](Candidate&& c) {
+    apply_everywhere(*t, ix, [&](Candidate&& c) {
       if (!child) child = std::move(c.graph);
     });
     if (child) {
@@ -133,30 +112,12 @@ std::vector<Graph> test_graphs() {
   return gs;
 }
 
-TEST(OptPricing, PriceIsTheCostOfTheBuiltGraphAndPlainApplyAgrees) {
+TEST(OptPricing, PriceIsTheCostOfTheBuiltGraph) {
   OverheadCost model;
   size_t total = 0;
-  for (const Graph& g : test_graphs()) {
-    Priced p = apply_priced(g, model, true);
-    EXPECT_EQ(p.mismatches, 0u);
-    EXPECT_EQ(p.admit_calls, p.emitted.size());
-    auto plain = apply_plain(g, model);
-    ASSERT_EQ(plain.size(), p.emitted.size());
-    for (size_t i = 0; i < plain.size(); ++i) {
-      EXPECT_EQ(plain[i].hash, p.emitted[i].hash);
-      EXPECT_EQ(plain[i].ordinal, p.emitted[i].ordinal);
-    }
-    total += plain.size();
-  }
+  for (const Graph& g : test_graphs())
+    for (const Transform* t : library().transforms()) total += check_prices(*t, g, model);
   EXPECT_GT(total, 100u);  // the library applies widely to these models
-}
-
-TEST(OptPricing, RefusedPricesBuildNothing) {
-  OverheadCost model;
-  Graph g = nasrnn(false, 8, 2);
-  Priced p = apply_priced(g, model, false);
-  EXPECT_TRUE(p.emitted.empty());
-  EXPECT_EQ(p.admit_calls, apply_plain(g, model).size());
 }
 
 TEST(OptPricing, TargetMemoMatchesExactTypesBindingsAndValues) {
@@ -171,9 +132,10 @@ TEST(OptPricing, TargetMemoMatchesExactTypesBindingsAndValues) {
   TargetMemo::Params other = {AxiomParam{int64_t{2}}, std::nullopt};
   TargetMemo::Params symbol = {AxiomParam{std::string("same")}, std::nullopt};
   EXPECT_EQ(memo.find(g, {x, y}, one), nullptr);
-  memo.add(g, {x, y}, one, {true, std::nullopt});
+  memo.add(g, {x, y}, one, {NoMatch("does not type-check"), std::nullopt});
   ASSERT_NE(memo.find(g, {x, y}, one), nullptr);
-  EXPECT_TRUE(memo.find(g, {x, y}, one)->fails);
+  ASSERT_TRUE(memo.find(g, {x, y}, one)->failure.has_value());
+  EXPECT_EQ(memo.find(g, {x, y}, one)->failure->reason(), "does not type-check");
   EXPECT_NE(memo.find(g, {y, x}, one), nullptr);  // same types
   EXPECT_EQ(memo.find(g, {x, x}, one), nullptr);  // one tensor for both variables
   EXPECT_EQ(memo.find(g, {x, z}, one), nullptr);
@@ -191,7 +153,7 @@ TEST(OptPricing, TemplatePriceEqualsScratchPrice) {
     GraphIndex ix(g);
     auto constant = constant_nodes(g);
     auto [costs, total] = node_costs(g, model, constant);
-    Pricing pricing{costs, total, constant, model, [](double) { return true; }};
+    const ParentCosts pricing{costs, total, constant, model};
     PriceBuffers buf;
     for (const Transform* t : library().transforms()) {
       auto* rt = dynamic_cast<const RuleTransform*>(t);
@@ -218,7 +180,14 @@ TEST(OptPricing, TemplatePriceEqualsScratchPrice) {
         std::vector<Replacement> reps;
         for (size_t i = 0; i < replayed.size(); ++i) reps.push_back({m.outputs[i], replayed[i]});
         auto via_graph = price_application(ix, scratch, first, reps, m.internal, pricing, buf);
-        auto via_template = price_template(ix, *rec, m.vars, m.outputs, m.internal, pricing, buf);
+        // The same nodes described by the template: ids from the parent's table size on.
+        std::vector<Replacement> described;
+        for (size_t i = 0; i < rec->targets.size(); ++i) {
+          const Template::Ref& r = rec->targets[i];
+          described.push_back(
+              {m.outputs[i], r.is_var ? m.vars[r.index] : TensorRef{first + r.index, r.output}});
+        }
+        auto via_template = price_template(ix, *rec, m.vars, described, m.internal, pricing, buf);
         ASSERT_EQ(via_graph.has_value(), via_template.has_value()) << t->name();
         if (!via_graph) continue;
         EXPECT_EQ(*via_graph, *via_template) << t->name();  // exactly: the same sums
@@ -259,57 +228,46 @@ TEST(OptPricing, TemplateReplaysTheRecordedNodes) {
 namespace graphsub::opt {
 namespace {
 
-// The built-in merges price each application before building it, like the rule transforms:
-// the same candidates and ordinals as their plain apply, each price the cost of the built
-// graph, and nothing built when every price is refused.
-void check_priced_agrees_with_plain(const std::string& name, const Graph& g, size_t min_apps) {
-  SCOPED_TRACE(name);
+// The built-in transforms on models where they apply often.
+void check_builtin_prices(const std::string& name, const Graph& g, size_t min_apps) {
   OverheadCost model;
-  const Transform* merge = nullptr;
-  for (const Transform* t : library().transforms())
-    if (t->name() == name) merge = t;
-  ASSERT_NE(merge, nullptr);
-  GraphIndex ix(g);
-  auto constant = constant_nodes(g);
-  auto [costs, total] = node_costs(g, model, constant);
-  for (bool admit_all : {true, false}) {
-    size_t admit_calls = 0;
-    std::optional<double> last;
-    Pricing pricing{costs, total, constant, model, [&](double c) {
-                      ++admit_calls;
-                      last = c;
-                      return admit_all;
-                    }};
-    std::vector<std::pair<uint64_t, size_t>> priced, plain;
-    merge->apply_priced(ix, pricing, [&](Candidate&& c) {
-      EXPECT_TRUE(c.admitted);
-      ASSERT_TRUE(last.has_value());
-      double full = model.graph_cost(c.graph);
-      EXPECT_NEAR(*last, full, 1e-9 * std::max(1.0, std::abs(full))) << c.where;
-      priced.push_back({structural_hash(c.graph), c.ordinal.value_or(~size_t{0})});
-      last.reset();
-    });
-    merge->apply(ix, [&](Candidate&& c) {
-      // Plain applications are numbered in the order they are emitted.
-      EXPECT_EQ(c.ordinal.value_or(plain.size()), plain.size());
-      plain.push_back({structural_hash(c.graph), c.ordinal.value_or(~size_t{0})});
-    });
-    EXPECT_GE(plain.size(), min_apps);
-    EXPECT_EQ(admit_calls, plain.size());
-    if (admit_all)
-      EXPECT_EQ(priced, plain);
-    else
-      EXPECT_TRUE(priced.empty());
+  for (const Transform* t : library().transforms()) {
+    if (t->name() == name) {
+      EXPECT_GE(check_prices(*t, g, model), min_apps) << name;
+    }
   }
 }
 
-TEST(OptPricing, MergeGroupConvsPricedAgreesWithPlain) {
-  check_priced_agrees_with_plain("merge-group-convs", resnext50(false), 6);  // grouped convs
+TEST(OptPricing, MergeGroupConvsPriceIsTheCostOfTheBuiltGraph) {
+  check_builtin_prices("merge-group-convs", resnext50(false), 6);  // grouped convs
 }
 
-TEST(OptPricing, MergeConvsPricedAgreesWithPlain) {
+TEST(OptPricing, MergeConvsPriceIsTheCostOfTheBuiltGraph) {
   // Inception's branches start with convs reading one tensor.
-  check_priced_agrees_with_plain("merge-convs", inception_v3(false), 6);
+  check_builtin_prices("merge-convs", inception_v3(false), 6);
+}
+
+TEST(OptPricing, FusionsAndFoldsPriceIsTheCostOfTheBuiltGraph) {
+  // Residual blocks of convs without activations, batchnorms, duplicates, a split undone.
+  GraphBuilder b(false);
+  auto x = b.input("x", {1, 4, 8, 8});
+  auto y = x;
+  for (int i = 0; i < 3; ++i) {
+    auto w = b.weight(fmt::format("w{}", i), {4, 4, 3, 3});
+    auto c = b.conv(y, w, {.pad = 1});
+    y = b.relu(b.ewadd(b.batchnorm(c, fmt::format("bn{}", i)), y));
+    y = b.relu(b.ewadd(b.conv(y, w, {.pad = 1}), y));
+  }
+  auto parts = b.op_multi("split", {b.concat(1, {b.tanh(y), b.tanh(y)})},
+                          {{"axis", 1}, {"sizes", std::vector<int64_t>{4, 4}}});
+  b.output("y", b.concat(1, {parts[0], parts[1]}));
+  b.output("z", b.relu(b.conv(x, b.weight("wz", {4, 4, 1, 1}))));
+  Graph g = b.finish();
+  check_builtin_prices("fuse-conv-add", g, 1);
+  check_builtin_prices("fuse-activation-conv", g, 1);
+  check_builtin_prices("fold-batchnorm", g, 3);
+  check_builtin_prices("merge-duplicates", g, 1);
+  check_builtin_prices("concat-of-split", g, 1);
 }
 
 }  // namespace

@@ -9,9 +9,9 @@
 
 #include "driver/data_paths.h"
 #include "ir/builder.h"
-#include "opt/graph_index.h"
-#include "opt/root_filter.h"
-#include "opt/rule_transform.h"
+#include "opt/match/graph_index.h"
+#include "opt/match/root_filter.h"
+#include "opt/transforms/rule_transform.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::opt {
@@ -126,7 +126,7 @@ std::vector<std::string> matched_roots(const std::string& text, const Graph& g) 
   RuleTransform t(rs.rules.at(0));
   GraphIndex ix(g);
   std::vector<std::string> out;
-  t.apply(ix, [&](Candidate&& c) { out.push_back(c.where); });
+  apply_everywhere(t, ix, [&](Candidate&& c) { out.push_back(c.where); });
   return out;
 }
 

@@ -7,7 +7,7 @@
 #include <map>
 
 #include "driver/data_paths.h"
-#include "opt/rule_library.h"
+#include "opt/transforms/rule_library.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"

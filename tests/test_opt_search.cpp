@@ -11,11 +11,11 @@
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "models/models.h"
-#include "opt/graph_hashing.h"
-#include "opt/graph_index.h"
-#include "opt/rule_library.h"
-#include "opt/rule_transform.h"
-#include "opt/search.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/match/graph_index.h"
+#include "opt/transforms/rule_library.h"
+#include "opt/transforms/rule_transform.h"
+#include "opt/search/search.h"
 #include "rules/rule_parser.h"
 #include "support/overhead_cost.h"
 
@@ -197,7 +197,7 @@ TEST(OptSearch, IncrementalHashesEqualTheCanonicalOnes) {
   GraphIndex ix(g);
   size_t checked = 0;
   for (const Transform* t : lib.transforms()) {
-    t->apply(ix, [&](Candidate&& c) {
+    apply_everywhere(*t, ix, [&](Candidate&& c) {
       std::vector<NodeId> order;
       ASSERT_TRUE(topological_order(c.graph, order));
       auto inc = child_node_hashes(g, base, c.graph, order);

@@ -6,9 +6,9 @@
 #include "exec/precompute.h"
 #include "ir/builder.h"
 #include "onnx/onnx_model.h"
-#include "opt/graph_index.h"
-#include "opt/rewrite.h"
-#include "opt/structural_rules.h"
+#include "opt/match/graph_index.h"
+#include "opt/transforms/rewrite.h"
+#include "opt/transforms/structural_rules.h"
 
 namespace graphsub::opt {
 namespace {
@@ -16,7 +16,7 @@ namespace {
 std::vector<Candidate> apply(const Transform& t, const Graph& g) {
   GraphIndex ix(g);
   std::vector<Candidate> out;
-  t.apply(ix, [&](Candidate&& c) { out.push_back(std::move(c)); });
+  apply_everywhere(t, ix, [&](Candidate&& c) { out.push_back(std::move(c)); });
   return out;
 }
 

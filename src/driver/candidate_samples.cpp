@@ -10,9 +10,9 @@
 #include "core/error.h"
 #include "exec/precompute.h"
 #include "ir/hash.h"
-#include "opt/graph_hashing.h"
-#include "opt/graph_index.h"
-#include "opt/search.h"
+#include "opt/match/graph_hashing.h"
+#include "opt/match/graph_index.h"
+#include "opt/search/search.h"
 
 namespace graphsub::driver {
 
@@ -24,7 +24,7 @@ Graph random_rewrite(const Graph& g, const std::vector<const opt::Transform*>& t
     opt::GraphIndex ix(cur);
     std::vector<Graph> cands;
     for (auto* t : transforms)
-      t->apply(ix, [&](opt::Candidate&& c) {
+      opt::apply_everywhere(*t, ix, [&](opt::Candidate&& c) {
         if (opt::topological_order(c.graph, order)) cands.push_back(std::move(c.graph));
       });
     if (cands.empty()) break;

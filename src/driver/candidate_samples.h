@@ -11,8 +11,8 @@
 
 #include "ir/graph.h"
 #include "onnx/onnx_model.h"
-#include "opt/cost_model.h"
-#include "opt/optimize.h"
+#include "opt/cost/cost_model.h"
+#include "opt/search/optimize.h"
 
 namespace graphsub::driver {
 

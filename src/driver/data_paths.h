@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "opt/rule_library.h"
+#include "opt/transforms/rule_library.h"
 
 namespace graphsub::driver {
 

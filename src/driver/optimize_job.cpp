@@ -15,9 +15,9 @@
 #include "ir/print.h"
 #include "models/models.h"
 #include "onnx/half_precision.h"
-#include "opt/bisect.h"
-#include "opt/machine_profile.h"
-#include "opt/search.h"
+#include "opt/search/bisect.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/search/search.h"
 #include "ort/ort_cost_model.h"
 #include "ort/target.h"
 

@@ -10,7 +10,7 @@
 #include "driver/report.h"
 #include "ir/report.h"
 #include "onnx/onnx_model.h"
-#include "opt/rule_library.h"
+#include "opt/transforms/rule_library.h"
 #include "ort/latency_guard.h"
 
 namespace graphsub::driver {

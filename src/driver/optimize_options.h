@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/tensor_type.h"
-#include "opt/optimize.h"
+#include "opt/search/optimize.h"
 
 namespace graphsub::driver {
 

@@ -11,8 +11,8 @@
 
 #include "check/equivalence.h"
 #include "onnx/onnx_model.h"
-#include "opt/optimize.h"
-#include "opt/runtime.h"
+#include "opt/search/optimize.h"
+#include "opt/cost/runtime.h"
 #include "ort/latency_guard.h"
 
 namespace graphsub::driver {

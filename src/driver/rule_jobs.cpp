@@ -7,7 +7,7 @@
 #include "driver/data_paths.h"
 #include "driver/optimize_options.h"
 #include "gen/space/pool.h"
-#include "opt/rule_transform.h"
+#include "opt/transforms/rule_transform.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "ir/report.h"
-#include "opt/rule_library.h"
+#include "opt/transforms/rule_library.h"
 #include "rules/bounded_check.h"
 #include "verify/verifier.h"
 

@@ -11,8 +11,8 @@
 #include "core/error.h"
 #include "ir/builder.h"
 #include "onnx/onnx_model.h"
-#include "opt/machine_profile.h"
-#include "opt/measured_cost.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/cost/measured_cost.h"
 
 namespace graphsub::ort {
 namespace {

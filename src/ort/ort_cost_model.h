@@ -16,7 +16,7 @@
 #include <string>
 
 #include "ir/report.h"
-#include "opt/cost_model.h"
+#include "opt/cost/cost_model.h"
 #include "ort/ort_worker.h"
 
 namespace graphsub::ort {

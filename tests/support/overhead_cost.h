@@ -5,7 +5,7 @@
 #include <string>
 
 #include "ops/op_def.h"
-#include "opt/cost_model.h"
+#include "opt/cost/cost_model.h"
 
 namespace graphsub::testutil {
 

@@ -1,7 +1,7 @@
 #pragma once
 // The shipped rule library (rules/*.rules and the structural rules), loaded once for the test
 // program, as the driver loads it once per job.
-#include "opt/rule_library.h"
+#include "opt/transforms/rule_library.h"
 
 namespace graphsub::testutil {
 

@@ -1,0 +1,67 @@
+#pragma once
+// The optimizer's entry point, shared by `graphsub optimize --model NAME` and the ONNX form:
+// search for a cheaper equivalent graph, pre-compute the weight expressions, and check the
+// result against the original on random inputs before reporting success.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "check/equivalence.h"
+#include "ir/graph.h"
+#include "ir/report.h"
+#include "opt/cost/cost_model.h"
+#include "opt/transforms/rule_library.h"
+#include "opt/search/search.h"
+
+namespace graphsub::opt {
+
+enum class CostKind { Analytic, Measured };
+
+struct OptimizeOptions {
+  SearchOptions search;
+  CostKind cost = CostKind::Analytic;
+  std::string cache_dir;  // "": default_cache_dir()
+  // OpenMP threads of the fast executor when measuring (0: all cores). On a machine shared
+  // with other busy processes, 1 gives far steadier timings.
+  int threads = 1;
+  bool precompute = true;  // fold weight expressions into weights
+  bool check = true;       // equivalence check of the result (reference executor, one run)
+  Tolerance tolerance;     // of that check, and of the ONNX job's (--rtol, --atol)
+  uint64_t seed = 1;       // random inputs of the check
+};
+
+struct OptimizeResult {
+  Graph optimized;
+  SearchResult search;
+  std::string cost_model;   // "analytic" / "measured"
+  std::string assumptions;  // the machine and parameters the cost model assumed
+  double initial_cost = 0;  // microseconds predicted
+  double final_cost = 0;
+  // With search.finalists > 1: the search's next-best distinct graphs, weights pre-computed as
+  // for `optimized` (any that then equal `optimized` or an earlier one dropped), cheapest first.
+  std::vector<RunnerUp> runners_up;
+  size_t folded = 0;                            // operators pre-computed into weights
+  std::map<std::string, size_t> rules_applied;  // rule -> applications on the way to the result
+  size_t rules_loaded = 0;
+  double peak_rss_mib = 0;  // process peak resident memory after the search (Linux; else 0)
+  bool checked = false;
+  ResultCheck check;
+  double check_seconds = 0;
+};
+
+// Builds the cost model the options ask for (measuring the machine on first use).
+std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter& reporter);
+
+// Searches with the transforms of `lib`, which the caller loads once (src/driver: before the
+// long run, and used again to find a bad rewrite). Throws Error when the input graph is
+// invalid, and when the optimized graph fails the numerical check: the message names the first
+// rule application after which the outputs differ (found by replaying the applications).
+OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
+                              CostModel& cost, Reporter& reporter);
+
+// Operator counts by operator name (source nodes excluded).
+std::map<std::string, size_t> op_counts(const Graph& g);
+
+}  // namespace graphsub::opt
