@@ -58,6 +58,11 @@ std::string ImportContext::label(const onnx::NodeProto& n) {
   return fmt::format("node '{}' ({}{})", n.name(), dom, n.op_type());
 }
 
+std::string ImportContext::input_name(const onnx::NodeProto& n, int i) {
+  if (i >= 0 && i < n.input_size()) return n.input(i);
+  return fmt::format("<input {} not given>", i);
+}
+
 TensorRef ImportContext::input(const onnx::NodeProto& n, int i) {
   if (!has_input(n, i)) throw Error(fmt::format("{}: required input {} is missing", label(n), i));
   auto it = tensors.find(n.input(i));

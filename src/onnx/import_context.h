@@ -72,6 +72,9 @@ class ImportContext {
   // "node 'conv1' (Conv)"
   static std::string label(const onnx::NodeProto& n);
 
+  // Input i's name for messages; "<input i not given>" when the node has fewer inputs (a
+  // missing input must not be read: protobuf aborts on an index past the end).
+  static std::string input_name(const onnx::NodeProto& n, int i);
   bool has_input(const onnx::NodeProto& n, int i) const {
     return i < n.input_size() && !n.input(i).empty();
   }

@@ -113,9 +113,12 @@ constexpr char kRelu[] = "relu", kSigmoid[] = "sigmoid", kTanh[] = "tanh", kErf[
 std::optional<float> const_scalar(ImportContext& c, const NodeProto& n, int i, const char* what) {
   if (!c.has_input(n, i)) return std::nullopt;
   const auto* v = c.const_floats(c.input(n, i));
-  if (!v) throw Decline{fmt::format("{} '{}' is computed at run time", what, n.input(i))};
+  if (!v)
+    throw Decline{
+        fmt::format("{} '{}' is computed at run time", what, ImportContext::input_name(n, i))};
   if (v->size() != 1)
-    throw Decline{fmt::format("{} '{}' has {} values, not one", what, n.input(i), v->size())};
+    throw Decline{fmt::format("{} '{}' has {} values, not one", what,
+                              ImportContext::input_name(n, i), v->size())};
   return (*v)[0];
 }
 

@@ -232,7 +232,9 @@ std::vector<int64_t> const_ints_input(ImportContext& c, const NodeProto& n, int 
   // with one input): reading the name of an absent one aborted inside protobuf.
   if (!v && (i >= n.input_size() || n.input(i).empty()))
     throw Decline{fmt::format("{} is not given", what)};
-  if (!v) throw Decline{fmt::format("{} '{}' is computed at run time", what, n.input(i))};
+  if (!v)
+    throw Decline{
+        fmt::format("{} '{}' is computed at run time", what, ImportContext::input_name(n, i))};
   return *v;
 }
 

@@ -17,7 +17,9 @@ using onnx::NodeProto;
 // Integer values of an input that graphsub needs at import time (shape, axes, pads).
 std::vector<int64_t> need_ints(ImportContext& c, const NodeProto& n, int i, const char* what) {
   auto v = c.const_ints(n, i);
-  if (!v) throw Decline{fmt::format("{} ('{}') is computed at run time", what, n.input(i))};
+  if (!v)
+    throw Decline{
+        fmt::format("{} ('{}') is computed at run time", what, ImportContext::input_name(n, i))};
   return *v;
 }
 
