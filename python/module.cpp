@@ -131,6 +131,7 @@ py::dict check_axioms(const std::optional<std::string>& axioms,
 }
 
 py::dict generate(int max_ops, const std::optional<std::string>& ops,
+                  const std::optional<std::string>& with_ops,
                   const std::vector<std::string>& params, const std::optional<std::string>& pool,
                   const std::optional<std::string>& axioms,
                   const std::optional<std::string>& output,
@@ -142,6 +143,7 @@ py::dict generate(int max_ops, const std::optional<std::string>& ops,
   driver::GenerateJobOptions o;
   o.max_ops = max_ops;
   set_if(o.ops, ops);
+  set_if(o.with_ops, with_ops);
   o.params = params;
   set_if(o.pool, pool);
   set_if(o.axioms, axioms);
@@ -224,8 +226,8 @@ PYBIND11_MODULE(_graphsub, m) {
   m.def("verify", &verify_rules, "file"_a, "text"_a, "axioms"_a, "timeout_ms"_a, "rlimit"_a,
         "threads"_a, "numeric"_a, "reuse_context"_a, "progress"_a);
   m.def("check_axioms", &check_axioms, "axioms"_a, "only"_a, "threads"_a, "seed"_a, "progress"_a);
-  m.def("generate", &generate, "max_ops"_a, "ops"_a, "params"_a, "pool"_a, "axioms"_a, "output"_a,
-        "unproved"_a, "threads"_a, "seed"_a, "timeout_ms"_a, "rlimit"_a, "parts"_a, "reduce_from"_a,
-        "max_vars"_a, "minimal_reads_from"_a, "progress"_a);
+  m.def("generate", &generate, "max_ops"_a, "ops"_a, "with_ops"_a, "params"_a, "pool"_a, "axioms"_a,
+        "output"_a, "unproved"_a, "threads"_a, "seed"_a, "timeout_ms"_a, "rlimit"_a, "parts"_a,
+        "reduce_from"_a, "max_vars"_a, "minimal_reads_from"_a, "progress"_a);
   m.def("rules", &list_rules, "files"_a, "builtin"_a, "disabled"_a);
 }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/error.h"
 #include "gen/library_file.h"
 #include "gen/space/gen_op.h"
 #include "rules/bounded_check.h"
@@ -77,6 +78,18 @@ bool has_rule(const GeneratorResult& r, std::vector<std::string> lhs, std::vecto
   return false;
 }
 
+bool has_rule_key(const GeneratorResult& r, const std::string& key) {
+  return std::any_of(r.rules.begin(), r.rules.end(), [&](auto& x) { return x.key == key; });
+}
+
+// One equality as text, both sides.
+std::string library_rule_text(const Equality& e) {
+  std::string s;
+  for (auto& t : e.lhs) s += rules::term_str(t) + " ";
+  for (auto& t : e.rhs) s += rules::term_str(t) + " ";
+  return s;
+}
+
 const GeneratorResult& matmul_run() {
   static const GeneratorResult r =
       run_generator(small_options({"matmul", "transpose", "relu", "concat", "split"}, 3),
@@ -136,6 +149,35 @@ TEST(GenPipeline, EveryEmittedRuleParsesAndHolds) {
 // At max_ops 4 the largest graphs read only representative values (Space::minimal_reads): far
 // fewer candidates, the same known rules, every emitted rule holds, and the library is the same
 // on any number of threads (representatives are the smallest, whichever thread saw them first).
+// Reductions and gathers join the enumeration with their list parameters; --with-ops keeps
+// exactly the rules that use one of the named operators, the rest left to other libraries.
+TEST(GenPipeline, WithOpsKeepsTheRulesOfTheNamedOperators) {
+  GeneratorOptions all = small_options({"reduce_sum", "gather", "matmul", "relu", "ewadd"}, 2);
+  all.domains["indices"] = {int64_t{0}, std::string("1_0")};
+  GeneratorResult everything = run_generator(all, numeric_prover(), null_reporter());
+  EXPECT_TRUE(has_rule(everything, {"(reduce_sum 1 (matmul none ?x ?y))"},
+                       {"(matmul none ?x (reduce_sum 1 ?y))"}));
+  EXPECT_TRUE(has_rule(everything, {"(gather 0 1_0 (relu ?x))"}, {"(relu (gather 0 1_0 ?x))"}));
+  EXPECT_TRUE(has_rule(everything, {"(matmul relu ?x ?y)"}, {"(relu (matmul none ?x ?y))"}));
+
+  GeneratorOptions some = all;
+  some.with_ops = {"reduce_sum"};
+  GeneratorResult r = run_generator(some, numeric_prover(), null_reporter());
+  EXPECT_EQ(r.stages.back().stage, "with a --with-ops operator");
+  EXPECT_EQ(r.stages.back().count, r.rules.size());
+  size_t with_sum = 0;
+  for (auto& e : everything.rules) {
+    std::string text = library_rule_text(e);
+    bool uses = text.find("(reduce_sum ") != std::string::npos;
+    with_sum += uses;
+    EXPECT_EQ(has_rule_key(r, e.key), uses) << text;
+  }
+  EXPECT_EQ(r.rules.size(), with_sum);
+  EXPECT_GT(with_sum, 0u);
+  some.with_ops = {"no_such_op"};
+  EXPECT_THROW(run_generator(some, numeric_prover(), null_reporter()), Error);
+}
+
 TEST(GenPipeline, MinimalReadsAtFourOperators) {
   auto opts = small_options({"matmul", "transpose", "relu"}, 4, 1);
   GeneratorResult minimal = run_generator(opts, numeric_prover(), null_reporter());

@@ -203,6 +203,53 @@ TEST(OpsAxioms, FloatAttributesAreSpelledExactly) {
   EXPECT_THROW(leaky.params_to_attrs(Params{std::string("slope")}, x), Error);
 }
 
+// Reductions over one kept axis, expand, gather with one-dimensional indices and nearest
+// resizes join the language; the forms it cannot spell stay outside.
+TEST(OpsAxioms, ListAttributesAreSpelledAsOneParameter) {
+  std::vector<TensorType> m{f32({2, 4})};
+  const OpDef& sum = op_def("reduce_sum");
+  EXPECT_EQ(*to_params(sum, {{"axes", Ints{-1}}}, m), (Params{int64_t{1}}));
+  EXPECT_FALSE(to_params(sum, {{"axes", Ints{0, 1}}}, m));
+  EXPECT_FALSE(to_params(sum, {{"axes", Ints{0}}, {"keepdims", int64_t{0}}}, m));
+  Attrs r = to_attrs(op_def("reduce_mean"), {int64_t{0}}, m);
+  EXPECT_EQ(r.ints("axes"), Ints{0});
+  EXPECT_EQ(r.i("keepdims"), 1);
+
+  const OpDef& expand = op_def("expand");
+  EXPECT_EQ(*to_params(expand, {{"shape", Ints{3, 2, 4}}}, m), (Params{std::string("3_2_4")}));
+  EXPECT_EQ(to_attrs(expand, {std::string("3_2_4")}, m).ints("shape"), (Ints{3, 2, 4}));
+  EXPECT_EQ(to_attrs(expand, {int64_t{4}}, m).ints("shape"), Ints{4});
+  EXPECT_THROW(expand.params_to_attrs(Params{std::string("3__4")}, m), Error);
+  EXPECT_THROW(expand.params_to_attrs(Params{std::string("three")}, m), Error);
+
+  const OpDef& gather = op_def("gather");
+  Attrs g = {{"axis", int64_t{-1}}, {"indices", Ints{3, -1}}, {"indices_shape", Ints{2}}};
+  EXPECT_EQ(*to_params(gather, g, m), (Params{int64_t{1}, std::string("3_-1")}));
+  Attrs back = to_attrs(gather, {int64_t{1}, std::string("3_-1")}, m);
+  EXPECT_EQ(back.ints("indices"), (Ints{3, -1}));
+  EXPECT_EQ(back.ints("indices_shape"), Ints{2});
+  EXPECT_FALSE(to_params(gather, {{"indices", Ints{1}}}, m));  // a scalar index drops the axis
+
+  std::vector<TensorType> img{f32({1, 2, 3, 3})};
+  const OpDef& resize = op_def("resize");
+  Attrs nearest = {{"sizes", Ints{6, 6}},
+                   {"scale_h", 2.0},
+                   {"scale_w", 2.0},
+                   {"coordinate_transformation_mode", std::string("asymmetric")},
+                   {"nearest_mode", std::string("floor")}};
+  auto p = to_params(resize, nearest, img);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(*p, (Params{std::string("6-6-2-2-asymmetric-floor")}));
+  EXPECT_EQ(to_attrs(resize, *p, img), normalize_attrs(resize, nearest));
+  Attrs linear = nearest;
+  linear.set("mode", std::string("linear"));
+  EXPECT_FALSE(to_params(resize, linear, img));  // mixes neighbours: outside the language
+  Attrs tiny = nearest;
+  tiny.set("scale_h", 1e-5);
+  EXPECT_FALSE(to_params(resize, tiny, img));  // no spelling without a stray '-'
+  EXPECT_THROW(resize.params_to_attrs(Params{std::string("6-6-2-2")}, img), Error);
+}
+
 TEST(OpsAxioms, Costs) {
   auto cost = [](std::string_view op, const std::vector<Shape>& ins, Attrs a = {}) {
     std::vector<TensorType> in;

@@ -581,7 +581,7 @@ void check_reduce_mean(std::mt19937& rng) {
       if constexpr (std::is_same_v<T, float>)
         want.data.push_back(static_cast<float>(v / static_cast<double>(count)));
       else
-        want.data.push_back(v * Scalar<uint32_t>::inverse(count));
+        want.data.push_back(v * Scalar<uint32_t>::mean_factor(count));
     }
     expect_same(got, want, fmt::format("reduce_mean {} axes {}", shape_str(s), shape_str(axes)));
   }

@@ -1,6 +1,6 @@
 // The optimizer's own rule files are proved by the verifier from the axioms:
-// rules/merges.rules and rules/activations.rules (loaded by default) and rules/structural.rules
-// (the rule-language forms of the built-in structural rules).
+// rules/merges.rules, rules/activations.rules and rules/indexing.rules (loaded by default) and
+// rules/structural.rules (the rule-language forms of the built-in structural rules).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,35 +43,66 @@ TEST(OptRules, StructuralRulesAreProved) {
   expect_all_proved("rules/structural.rules", 8);
 }
 
+// How many orientations of a library's equalities name each operator, and whether one of them
+// rewrites `source` into `target` (one-term sides, as printed).
+struct LibraryUse {
+  std::map<std::string, int> with;
+  bool has = false;
+};
+LibraryUse library_use(const std::string& file, const std::vector<std::string>& ops,
+                       const std::string& source, const std::string& target) {
+  auto axioms = rules::load_rules(driver::shipped_axioms());
+  auto rs = load(file, axioms);
+  LibraryUse u;
+  for (const auto& equality : rs.rules) {
+    for (const auto& r : rules::orientations(equality)) {
+      std::string text = rules::rule_str(r);
+      for (const std::string& op : ops)
+        if (text.find(op) != std::string::npos) ++u.with[op];
+      if (r.source.size() == 1 && rules::term_str(r.source[0]) == source &&
+          rules::term_str(r.target[0]) == target)
+        u.has = true;
+    }
+  }
+  return u;
+}
+
+bool shipped(const std::string& file) {
+  auto files = driver::shipped_rule_files();
+  return std::any_of(files.begin(), files.end(),
+                     [&](const std::string& f) { return f.ends_with(file); });
+}
+
 // The library generated over the activations of modern networks has rules with each of them,
 // among them the fusion of relu6 into a convolution, and the optimizer loads it by default.
 // Rule names are not relied on: generated names may change.
-constexpr const char* kNewOps[] = {"(relu6 ",       "(hardswish ",  "(silu ", "(clip ",
-                                   "(hardsigmoid ", "(leaky_relu ", "(pow ",  "(prelu "};
 TEST(OptRules, ActivationRulesNameEachNewOperatorAndAreProved) {
-  auto axioms = rules::load_rules(driver::shipped_axioms());
-  auto rs = load("rules/activations.rules", axioms);
-  std::map<std::string, int> with;
-  bool conv_fusion = false;
-  for (const auto& equality : rs.rules) {
-    // The fusion is the equality's left-to-right or right-to-left direction.
-    for (const auto& r : rules::orientations(equality)) {
-      std::string text = rules::rule_str(r);
-      for (const char* op : kNewOps)
-        if (text.find(op) != std::string::npos) ++with[op];
-      if (r.source.size() == 1 &&
-          rules::term_str(r.source[0]) == "(relu6 (conv ?p_stride ?p_padding none ?a ?b))" &&
-          rules::term_str(r.target[0]) == "(conv ?p_stride ?p_padding relu6 ?a ?b)")
-        conv_fusion = true;
-    }
-  }
-  for (const char* op : kNewOps) EXPECT_GT(with[op], 10) << op;
-  EXPECT_TRUE(conv_fusion);
-  auto files = driver::shipped_rule_files();
-  EXPECT_TRUE(std::any_of(files.begin(), files.end(), [](const std::string& f) {
-    return f.ends_with("rules/activations.rules");
-  }));
+  std::vector<std::string> ops = {"(relu6 ",       "(hardswish ",  "(silu ", "(clip ",
+                                  "(hardsigmoid ", "(leaky_relu ", "(pow ",  "(prelu "};
+  LibraryUse u =
+      library_use("rules/activations.rules", ops, "(relu6 (conv ?p_stride ?p_padding none ?a ?b))",
+                  "(conv ?p_stride ?p_padding relu6 ?a ?b)");
+  for (const std::string& op : ops) EXPECT_GT(u.with[op], 10) << op;
+  EXPECT_TRUE(u.has);
+  EXPECT_TRUE(shipped("rules/activations.rules"));
   expect_all_proved("rules/activations.rules", 150);  // 185 equalities
+}
+
+// The library over reductions, expand, gather and nearest resize (generated with --with-ops:
+// every rule uses one of them) has rules with each, among them a reduction moved into the
+// operand of a matmul and a relu computed before the broadcast instead of after it.
+TEST(OptRules, IndexingRulesNameEachOperatorAndAreProved) {
+  std::vector<std::string> ops = {"(reduce_sum ", "(reduce_mean ", "(expand ", "(gather ",
+                                  "(resize "};
+  LibraryUse sum = library_use("rules/indexing.rules", ops, "(reduce_sum 1 (matmul none ?a ?b))",
+                               "(matmul none ?a (reduce_sum 1 ?b))");
+  for (const std::string& op : ops) EXPECT_GT(sum.with[op], 10) << op;
+  EXPECT_TRUE(sum.has);
+  EXPECT_TRUE(library_use("rules/indexing.rules", ops, "(relu (expand ?p_target ?a))",
+                          "(expand ?p_target (relu ?a))")
+                  .has);
+  EXPECT_TRUE(shipped("rules/indexing.rules"));
+  expect_all_proved("rules/indexing.rules", 500);  // 769 equalities
 }
 
 }  // namespace

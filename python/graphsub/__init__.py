@@ -130,16 +130,21 @@ def check_axioms(axioms=None, *, only=(), threads=None, seed=None, progress=None
                                   seed=seed, progress=progress)
 
 
-def generate(max_ops, *, ops=None, params=(), pool=None, axioms=None, output=None,
-             unproved=None, threads=None, seed=None, timeout_ms=None, rlimit=None, parts=None,
-             reduce_from=None, max_vars=None, minimal_reads_from=None, progress=None):
-    """Generates a rule library like ``graphsub generate``: ops is a list (or comma-separated
-    string) of axiom operator names. Returns {library, unproved (texts), command, rules,
+def generate(max_ops, *, ops=None, with_ops=None, params=(), pool=None, axioms=None,
+             output=None, unproved=None, threads=None, seed=None, timeout_ms=None, rlimit=None,
+             parts=None, reduce_from=None, max_vars=None, minimal_reads_from=None,
+             progress=None):
+    """Generates a rule library like ``graphsub generate``: ops and with_ops (keep only the
+    rules using one of them) are lists (or comma-separated strings) of axiom operator names.
+    Returns {library, unproved (texts), command, rules,
     lifted, unproved_count, graphs, verifier_calls, output, unproved_path, seconds}; with
     output= the texts are also written (the unproved report beside it)."""
     if ops is not None and not isinstance(ops, str):
         ops = ",".join(ops)
-    return _graphsub.generate(max_ops=max_ops, ops=ops, params=list(params), pool=pool,
+    if with_ops is not None and not isinstance(with_ops, str):
+        with_ops = ",".join(with_ops)
+    return _graphsub.generate(max_ops=max_ops, ops=ops, with_ops=with_ops, params=list(params),
+                              pool=pool,
                               axioms=_path(axioms), output=_path(output),
                               unproved=_path(unproved), threads=threads, seed=seed,
                               timeout_ms=timeout_ms, rlimit=rlimit, parts=parts,

@@ -17,6 +17,8 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   auto o = std::make_shared<driver::GenerateJobOptions>();
   cmd->add_option("--max-ops", o->max_ops, "largest graph, in operators (1 to 4)")->required();
   cmd->add_option("--ops", o->ops, "operators to use, comma-separated axiom names (default: all)");
+  cmd->add_option("--with-ops", o->with_ops,
+                  "keep only the rules that use one of these operators (default: all rules)");
   cmd->add_option("--threads", o->threads, "worker threads (default: all cores)");
   cmd->add_option("--seed", o->seed, "seed of the fingerprint and re-test inputs");
   cmd->add_option("--params", o->params,

@@ -52,8 +52,8 @@ void add_search_flags(CLI::App& cmd, driver::SearchJobOptions& s) {
   cmd.add_option("--cache-dir", o.cache_dir,
                  "where machine profiles and measured cost tables are cached");
   cmd.add_option("--rules", s.rules.rule_files,
-                 "rule files to use (default: rules/default.rules, rules/merges.rules and "
-                 "rules/activations.rules)");
+                 "rule files to use (default: rules/default.rules, rules/merges.rules, "
+                 "rules/activations.rules and rules/indexing.rules)");
   cmd.add_flag(
       "--no-builtin-rules", [&s](int64_t) { s.rules.builtin = false; },
       "do not use the built-in structural rules");

@@ -66,7 +66,8 @@ std::string shipped_axioms() {
 
 std::vector<std::string> shipped_rule_files() {
   std::vector<std::string> files;
-  for (const char* rel : {"rules/default.rules", "rules/merges.rules", "rules/activations.rules"}) {
+  for (const char* rel : {"rules/default.rules", "rules/merges.rules", "rules/activations.rules",
+                          "rules/indexing.rules"}) {
     fs::path p = fs::path(data_dir()) / rel;
     std::error_code ec;
     if (fs::exists(p, ec)) files.push_back(p.string());

@@ -19,8 +19,9 @@ std::string data_dir();
 // The relative path under data_dir() (the shipped names, as library headers state them).
 inline constexpr const char* kAxiomsFile = "specs/operators.axioms";
 std::string shipped_axioms();
-// rules/default.rules (generated), rules/merges.rules and rules/activations.rules (generated
-// over the activations of modern networks), those present.
+// rules/default.rules (generated), rules/merges.rules, rules/activations.rules (generated
+// over the activations of modern networks) and rules/indexing.rules (generated over
+// reductions, expand, gather and nearest resize), those present.
 std::vector<std::string> shipped_rule_files();
 // tools/ort_worker.js.
 std::string ort_worker_script();

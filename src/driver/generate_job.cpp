@@ -15,9 +15,7 @@
 #include "driver/rule_jobs.h"
 #include "gen/library_file.h"
 #include "gen/prove/verifier_prover.h"
-#include "core/error.h"
 #include "ir/parallel.h"
-#include "core/text.h"
 #include "rules/rule_parser.h"
 
 namespace graphsub::driver {
@@ -64,6 +62,7 @@ void write_file(const std::string& path, const std::string& text) {
 std::string command_line(const GenerateJobOptions& o) {
   std::string command = fmt::format("graphsub generate --max-ops {}", o.max_ops);
   if (!o.ops.empty()) command += " --ops " + o.ops;
+  if (!o.with_ops.empty()) command += " --with-ops " + o.with_ops;
   for (const auto& p : o.params) command += " --params " + p;
   if (!o.pool.empty()) command += " --pool " + o.pool;
   if (!o.axioms.empty()) command += " --axioms " + o.axioms;
@@ -116,6 +115,7 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   gen::GeneratorOptions opts;
   opts.max_ops = o.max_ops;
   opts.ops = split_list(o.ops, ',');
+  opts.with_ops = split_list(o.with_ops, ',');
   opts.threads = out.threads;
   opts.seed = o.seed;
   opts.domains = gen::domains_of(axioms);

@@ -15,6 +15,7 @@ namespace graphsub::driver {
 struct GenerateJobOptions {
   int max_ops = 3;
   std::string ops;                  // comma-separated axiom names ("": all)
+  std::string with_ops;             // comma-separated: keep rules using one of them ("": all)
   std::vector<std::string> params;  // NAME=V1,V2 or OP.NAME=V1,V2
   std::string pool;                 // "": the default pool
   std::string axioms;               // "": specs/operators.axioms

@@ -19,6 +19,7 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   Pruner pr(prove, opts.max_prover_vars, res.verifier_calls);
   ProofCounts counts = prove_stage(classes, opts, pr, res, log, rep);
   prune_stage(classes, counts, pr, res, log);
+  select_stage(opts, res, log);
   res.seconds = since(t_all);
   res.peak_rss_bytes = process_peak_rss_bytes();
   return res;

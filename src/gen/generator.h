@@ -19,6 +19,10 @@ namespace graphsub::gen {
 struct GeneratorOptions {
   int max_ops = 3;
   std::vector<std::string> ops;  // axiom operator names; empty: all_generator_ops()
+  // Only the rules that use one of these operators are kept (empty: all). A library over new
+  // operators needs the others to combine with, but their rules among themselves are already
+  // in the libraries of their own; repeating them would only slow every match.
+  std::vector<std::string> with_ops;
   std::vector<PoolTensor> pool;  // empty: default_pool()
   ParamDomains domains;          // parameter values searched (from specs/operators.axioms)
   // Parameter lifting: classes that cover every searched value of a domain are tried as one
@@ -87,6 +91,5 @@ struct GeneratorResult {
 };
 
 GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove, Reporter& rep);
-
 
 }  // namespace graphsub::gen

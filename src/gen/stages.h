@@ -38,4 +38,7 @@ ProofCounts prove_stage(std::vector<RuleClass>& classes, const GeneratorOptions&
 void prune_stage(const std::vector<RuleClass>& classes, const ProofCounts& counts, const Pruner& pr,
                  GeneratorResult& res, StageLog& log);
 
+// The library's rules that use one of opts.with_ops (all of them when none are named).
+void select_stage(const GeneratorOptions& opts, GeneratorResult& res, StageLog& log);
+
 }  // namespace graphsub::gen

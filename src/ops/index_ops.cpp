@@ -1,10 +1,14 @@
 // Operators that copy elements by index: expand (broadcast to a constant shape), gather
 // (constant indices along one axis) and resize (nearest or bilinear on NCHW images, constant
-// output size). Their constants are attributes, known at import; none is in the axiom
-// language.
+// output size). Their constants are attributes, known at import. In the axiom language they
+// take those constants as parameters: (expand ?t ?x) with the target shape spelled 2_4,
+// (gather ?a ?i ?x) with one-dimensional indices spelled 1_0, and (resize ?g ?x) for nearest
+// resizes with the geometry spelled as below.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/families.h"
+#include "ops/int_list_param.h"
 #include "ops/kernel_util.h"
 
 namespace graphsub {
@@ -22,6 +26,17 @@ template <class T>
 void kernel_expand(const KernelIO<T>& io) {
   for_each_broadcast(io.out_types[0].shape, io.in_types[0].shape,
                      [&](int64_t i, int64_t j) { io.out[0][i] = io.in[0][j]; });
+}
+
+Attrs expand_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  return {{"shape", param_ints("expand", p[0])}};
+}
+
+std::optional<std::vector<AxiomParam>> expand_attrs_to_params(const Attrs& a,
+                                                              std::span<const TensorType>) {
+  auto t = ints_param(a.ints("shape"));
+  if (!t) return std::nullopt;
+  return std::vector<AxiomParam>{*t};
 }
 
 // ---- gather: x[..., indices, ...] along `axis`; indices (shape indices_shape) may be
@@ -62,6 +77,24 @@ void kernel_gather(const KernelIO<T>& io) {
       const T* src = io.in[0] + (o * dim + (i < 0 ? i + dim : i)) * inner;
       y = std::copy(src, src + inner, y);
     }
+}
+
+// In the language the indices are one-dimensional (a scalar index, which drops the axis,
+// stays outside).
+Attrs gather_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  std::vector<int64_t> idx = param_ints("gather", p[1]);
+  auto n = static_cast<int64_t>(idx.size());
+  return {{"axis", param_int("gather", p, 0)},
+          {"indices", std::move(idx)},
+          {"indices_shape", std::vector<int64_t>{n}}};
+}
+
+std::optional<std::vector<AxiomParam>> gather_attrs_to_params(const Attrs& a,
+                                                              std::span<const TensorType> in) {
+  if (a.ints("indices_shape").size() != 1) return std::nullopt;
+  auto i = ints_param(a.ints("indices"));
+  if (!i) return std::nullopt;
+  return std::vector<AxiomParam>{norm_axis("gather", a.i("axis"), in[0].rank()), *i};
 }
 
 // ---- resize: NCHW to `sizes` [H', W'], as ONNX Resize (opset 11+) defines it ----
@@ -146,12 +179,56 @@ void kernel_resize(const KernelIO<T>& io) {
           float top = at(ty.lo[i], tx.lo[j]) * (1 - wx) + at(ty.lo[i], tx.hi[j]) * wx;
           float bottom = at(ty.hi[i], tx.lo[j]) * (1 - wx) + at(ty.hi[i], tx.hi[j]) * wx;
           *y++ = top * (1 - wy) + bottom * wy;
+        } else if (io.attrs.s("mode") == "nearest") {  // a copy: exact in any ring
+          *y++ = at(ty.lo[i], tx.lo[j]);
         } else {  // a deterministic stand-in mixing the four taps
           *y++ = at(ty.lo[i], tx.lo[j]) + 3u * at(ty.lo[i], tx.hi[j]) +
                  5u * at(ty.hi[i], tx.lo[j]) + 7u * at(ty.hi[i], tx.hi[j]);
         }
       }
   }
+}
+
+// In the language only nearest resizes appear (a linear one mixes neighbours, so it does
+// not commute with non-linear operators); its one parameter spells the geometry as
+// H'-W'-scale_h-scale_w-coordinate_transformation_mode-nearest_mode, e.g.
+// 4-4-2-2-asymmetric-floor ('-' because the mode names contain '_').
+Attrs resize_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  const auto* s = std::get_if<std::string>(&p[0]);
+  std::vector<std::string> f;
+  for (size_t start = 0; s;) {
+    size_t end = std::min(s->find('-', start), s->size());
+    f.push_back(s->substr(start, end - start));
+    if (end == s->size()) break;
+    start = end + 1;
+  }
+  auto number = [&](const std::string& t) {
+    char* end = nullptr;
+    double v = std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != 0) throw Error(fmt::format("resize: '{}' is not a number", t));
+    return v;
+  };
+  if (f.size() != 6)
+    throw Error(fmt::format("resize: parameter '{}' is not H-W-scale_h-scale_w-coordinate-nearest",
+                            s ? *s : fmt::format("{}", std::get<int64_t>(p[0]))));
+  return {{"mode", std::string("nearest")},
+          {"coordinate_transformation_mode", f[4]},
+          {"nearest_mode", f[5]},
+          {"sizes", std::vector<int64_t>{static_cast<int64_t>(number(f[0])),
+                                         static_cast<int64_t>(number(f[1]))}},
+          {"scale_h", number(f[2])},
+          {"scale_w", number(f[3])}};
+}
+
+std::optional<std::vector<AxiomParam>> resize_attrs_to_params(const Attrs& a,
+                                                              std::span<const TensorType>) {
+  if (a.s("mode") != "nearest") return std::nullopt;
+  const auto& sz = a.ints("sizes");
+  std::string g = fmt::format("{}-{}-{}-{}-{}-{}", sz[0], sz[1], a.f("scale_h"), a.f("scale_w"),
+                              a.s("coordinate_transformation_mode"), a.s("nearest_mode"));
+  // A scale spelled with an exponent (1e-05) would add a '-': such a resize stays outside.
+  if (std::count(g.begin(), g.end(), '-') != 5) return std::nullopt;
+  return std::vector<AxiomParam>{g};
 }
 
 AttrSpec choice_attr(const char* name, const std::vector<std::string>& choices) {
@@ -165,14 +242,19 @@ AttrSpec choice_attr(const char* name, const std::vector<std::string>& choices) 
 
 void register_index_ops(std::vector<OpDef>& defs) {
   defs.push_back({.name = "expand",
+                  .axiom_name = "expand",
                   .min_inputs = 1,
                   .max_inputs = 1,
                   .attrs = {required_attr("shape", AttrKind::Ints)},
                   .infer = infer_expand,
                   .kernel_f32 = kernel_expand<float>,
                   .kernel_u32 = kernel_expand<uint32_t>,
-                  .cost = copy_cost});
+                  .cost = copy_cost,
+                  .axiom_params = {"target"},
+                  .params_to_attrs = expand_params_to_attrs,
+                  .attrs_to_params = expand_attrs_to_params});
   defs.push_back({.name = "gather",
+                  .axiom_name = "gather",
                   .min_inputs = 1,
                   .max_inputs = 1,
                   .attrs = {int_attr("axis", 0), required_attr("indices", AttrKind::Ints),
@@ -180,9 +262,13 @@ void register_index_ops(std::vector<OpDef>& defs) {
                   .infer = infer_gather,
                   .kernel_f32 = kernel_gather<float>,
                   .kernel_u32 = kernel_gather<uint32_t>,
-                  .cost = copy_cost});
+                  .cost = copy_cost,
+                  .axiom_params = {"axis", "indices"},
+                  .params_to_attrs = gather_params_to_attrs,
+                  .attrs_to_params = gather_attrs_to_params});
   defs.push_back(
       {.name = "resize",
+       .axiom_name = "resize",
        .min_inputs = 1,
        .max_inputs = 1,
        .attrs = {choice_attr("mode", {"nearest", "linear"}),
@@ -193,7 +279,11 @@ void register_index_ops(std::vector<OpDef>& defs) {
        .infer = infer_resize,
        .kernel_f32 = kernel_resize<float>,
        .kernel_u32 = kernel_resize<uint32_t>,
-       .standin = true});
+       // Not a stand-in where it counts: the language holds nearest resizes only, whose uint32
+       // kernel copies exactly; the linear mode's uint32 mix never meets a rule.
+       .axiom_params = {"geometry"},
+       .params_to_attrs = resize_params_to_attrs,
+       .attrs_to_params = resize_attrs_to_params});
 }
 
 }  // namespace graphsub

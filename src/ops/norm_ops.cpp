@@ -179,8 +179,24 @@ void kernel_reduce(const KernelIO<T>& io) {
     }
   }
   if (!Mean) return;
-  T inv = Scalar<T>::inverse(n / n_out);
+  T inv = Scalar<T>::mean_factor(n / n_out);
   for (int64_t i = 0; i < n_out; ++i) io.out[0][i] *= inv;
+}
+
+// In the axiom language a reduction takes one axis and keeps it: (reduce_sum ?a ?x) is
+// ReduceSum(axes=[a], keepdims=1), the form whose results still meet their inputs in
+// element-wise operators. Other reductions stay outside the language.
+Attrs reduce_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  Attrs a;
+  a.set("axes", std::vector<int64_t>{param_int("reduce", p, 0)});
+  a.set("keepdims", int64_t{1});
+  return a;
+}
+
+std::optional<std::vector<AxiomParam>> reduce_attrs_to_params(const Attrs& a,
+                                                              std::span<const TensorType> in) {
+  if (a.ints("axes").size() != 1 || a.i("keepdims") != 1) return std::nullopt;
+  return std::vector<AxiomParam>{norm_axis("reduce", a.ints("axes")[0], in[0].rank())};
 }
 
 OpCost cost_per_input(double per_elem, std::span<const TensorType> in,
@@ -229,15 +245,18 @@ void register_norm_ops(std::vector<OpDef>& defs) {
   for (bool mean : {true, false})
     defs.push_back(
         {.name = mean ? "reduce_mean" : "reduce_sum",
+         .axiom_name = mean ? "reduce_mean" : "reduce_sum",
          .min_inputs = 1,
          .max_inputs = 1,
          .attrs = {ints_attr("axes"), int_attr("keepdims", 1)},
          .infer = infer_reduce,
          .kernel_f32 = mean ? kernel_reduce<true, float> : kernel_reduce<false, float>,
          .kernel_u32 = mean ? kernel_reduce<true, uint32_t> : kernel_reduce<false, uint32_t>,
-         .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-           return cost_per_input(1, in, out);
-         }});
+         .cost = [](const Attrs&, std::span<const TensorType> in,
+                    std::span<const TensorType> out) { return cost_per_input(1, in, out); },
+         .axiom_params = {"axis"},
+         .params_to_attrs = reduce_params_to_attrs,
+         .attrs_to_params = reduce_attrs_to_params});
 }
 
 }  // namespace graphsub

@@ -19,6 +19,7 @@ struct Scalar<float> {
   static float from_int(int64_t v) { return static_cast<float>(v); }
   static float from_double(double v) { return static_cast<float>(v); }
   static float inverse(int64_t n) { return 1.0f / static_cast<float>(n); }
+  static float mean_factor(int64_t n) { return inverse(n); }
   static float div(float a, float b) { return a / b; }
   static float relu(float x) { return x > 0 ? x : 0; }
   static float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
@@ -49,6 +50,15 @@ struct Scalar<uint32_t> {
     U x = a;
     for (int i = 0; i < 5; ++i) x *= 2u - a * x;
     return x;
+  }
+  // The factor of reduce_mean over n elements. inverse() drops the even part of n, which
+  // would make a mean over 2 or 4 elements equal to the sum, and the generator would take
+  // one operator for the other; here each factor 2 contributes a fixed odd constant instead.
+  // Still multiplicative, so means over two axes commute exactly.
+  static U mean_factor(int64_t n) {
+    U f = inverse(n);
+    for (; n > 0 && n % 2 == 0; n /= 2) f *= 0x9E3779B1u;
+    return f;
   }
   static U div(U a, U b) { return a * inverse(b | 1u); }
   static U relu(U x) { return x * (x + 1u) + 1u; }
