@@ -56,6 +56,41 @@ TEST(OnnxCli, OptimizesChecksAndWrites) {
   EXPECT_EQ(m.summary.opaque.size(), 1u);
 }
 
+// A model graphsub wrote can be optimized again: the written file names the first producer
+// once (a second graphsub.source_producer entry was a duplicate key onnx::checker refused).
+TEST(OnnxCli, AWrittenModelCanBeOptimizedAgain) {
+  std::string dir = scratch_dir("cli");
+  OnnxBuilder b(13);
+  b.m.set_producer_name("pytorch");
+  b.m.set_producer_version("1.13.0");
+  b.input("x", {1, 3, 6, 6});
+  b.init("w", {3, 3, 3, 3});
+  auto& c = b.node("Conv", {"x", "w"}, {"c"});
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"});
+  b.output("y", {1, 3, 6, 6});
+  std::string in = b.save(dir + "/again.onnx");
+  std::string once = dir + "/again.1.onnx", twice = dir + "/again.2.onnx";
+  for (const auto& [from, to] : {std::pair{in, once}, std::pair{once, twice}}) {
+    std::filesystem::remove(to);
+    std::string log;
+    int rc = run_command(fmt::format("{} -q optimize {} -o {} --target onednn --cache-dir {}",
+                                     graphsub_bin(), from, to, dir + "/cache"),
+                         &log);
+    ASSERT_EQ(rc, 0) << from << ": " << log;
+  }
+  onnx::ModelProto m;
+  std::ifstream f(twice, std::ios::binary);
+  ASSERT_TRUE(m.ParseFromIstream(&f));
+  int entries = 0;
+  for (const auto& p : m.metadata_props())
+    if (p.key() == "graphsub.source_producer") {
+      ++entries;
+      EXPECT_EQ(p.value(), "pytorch 1.13.0");
+    }
+  EXPECT_EQ(entries, 1);
+}
+
 TEST(OnnxCli, ShortFormAndQuiet) {
   std::string dir = scratch_dir("cli");
   std::string in = model_file(dir), out = dir + "/short.onnx";

@@ -417,6 +417,9 @@ void Exporter::write_interface() {
   }
 }
 
+// The metadata entry that keeps the producer of the model graphsub was given.
+constexpr const char* kSourceProducerKey = "graphsub.source_producer";
+
 void Exporter::write_header(const std::set<std::string>& domains) {
   int64_t source_ir = info_ ? info_->ir_version : 8;
   m_.set_ir_version(ir_version_for(c_->opset, source_ir));
@@ -428,17 +431,21 @@ void Exporter::write_header(const std::set<std::string>& domains) {
       if (!d.empty()) opsets[d] = v;
     m_.set_domain(info_->model_domain);
     m_.set_model_version(info_->model_version);
+    bool has_source_producer = false;
     for (const auto& [k, v] : info_->metadata_props) {
       auto* p = m_.add_metadata_props();
       p->set_key(k);
       p->set_value(v);
+      has_source_producer |= k == kSourceProducerKey;
     }
     for (const auto& f : info_->functions)
       if (!m_.add_functions()->ParseFromString(f))
         throw Error("export: a model-local function of the source model is corrupt");
-    if (!info_->producer_name.empty()) {
+    // A model graphsub wrote already names its first producer; a second entry would be a
+    // duplicate key, which onnx::checker refuses.
+    if (!info_->producer_name.empty() && !has_source_producer) {
       auto* p = m_.add_metadata_props();
-      p->set_key("graphsub.source_producer");
+      p->set_key(kSourceProducerKey);
       p->set_value(info_->producer_name + " " + info_->producer_version);
     }
   }
