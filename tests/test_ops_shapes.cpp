@@ -329,6 +329,14 @@ TEST(OpsShapes, PadAndSlice) {
   EXPECT_TRUE(contains(
       infer_error("pad", {{2, 3}}, {{"pads", Ints{0, 0, 0, 0}}, {"value", std::string("x")}}),
       "'value' must be float"));
+  // Found by fuzzing: pads near the int64 limits overflowed the padded size.
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  EXPECT_TRUE(contains(infer_error("pad", {{2, 3}}, {{"pads", Ints{0, big, 0, 0}}}),
+                       "overflow axis 1 of [2,3]"));
+  EXPECT_TRUE(contains(infer_error("pad", {{2, 3}}, {{"pads", Ints{0, 2, 0, big - 3}}}),
+                       "overflow axis 1 of [2,3]"));
+  EXPECT_TRUE(contains(infer_error("pad", {{2, 3}}, {{"pads", Ints{-big, 0, -big, 0}}}),
+                       "overflow axis 0 of [2,3]"));
 
   EXPECT_EQ(
       shape0("slice", {{10, 8}}, {{"starts", Ints{2}}, {"ends", Ints{-1}}, {"axes", Ints{0}}}),

@@ -90,7 +90,14 @@ std::vector<TensorType> infer_pad(const Attrs& a, std::span<const TensorType> in
                             shape_str(x.shape)));
   Shape s = x.shape;
   for (size_t d = 0; d < r; ++d) {
-    s[d] += p[d] + p[d + r];
+    // Checked: pads near the int64 limits (found by fuzzing) must fail, not wrap. Pads may
+    // be negative (cropping), so the sizes' checked_add does not apply.
+    int64_t size = 0;
+    if (__builtin_add_overflow(s[d], p[d], &size) ||
+        __builtin_add_overflow(size, p[d + r], &size) || size > kMaxElements)
+      throw Error(
+          fmt::format("pad: pads {} overflow axis {} of {}", shape_str(p), d, shape_str(x.shape)));
+    s[d] = size;
     if (s[d] < 1)
       throw Error(fmt::format("pad: pads {} leave axis {} of {} empty", shape_str(p), d,
                               shape_str(x.shape)));
