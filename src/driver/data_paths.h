@@ -21,7 +21,7 @@ inline constexpr const char* kAxiomsFile = "specs/operators.axioms";
 std::string shipped_axioms();
 // rules/default.rules (generated), rules/merges.rules, rules/activations.rules (generated
 // over the activations of modern networks) and rules/indexing.rules (generated over
-// reductions, expand, gather and nearest resize), those present.
+// reductions, expand, gather, nearest resize, broadcasting add and mul), those present.
 std::vector<std::string> shipped_rule_files();
 // tools/ort_worker.js.
 std::string ort_worker_script();

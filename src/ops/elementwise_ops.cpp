@@ -204,9 +204,11 @@ OpDef binary(const char* name, const char* axiom, bool broadcast) {
 void register_elementwise_ops(std::vector<OpDef>& defs) {
   defs.push_back(binary<AddF>("ewadd", "ewadd", false));
   defs.push_back(binary<MulF>("ewmul", "ewmul", false));
-  defs.push_back(binary<AddF>("add", "", true));
+  // The broadcasting add and mul are in the language too, with axioms that hold for every
+  // pair of shapes that broadcast (specs/operators.axioms); sub and div are not yet.
+  defs.push_back(binary<AddF>("add", "add", true));
   defs.push_back(binary<SubF>("sub", "", true));
-  defs.push_back(binary<MulF>("mul", "", true));
+  defs.push_back(binary<MulF>("mul", "mul", true));
   defs.push_back(binary<DivF>("div", "", true));
   defs.push_back({.name = "smul",
                   .axiom_name = "smul",
