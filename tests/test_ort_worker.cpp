@@ -167,20 +167,6 @@ TEST(LatencyGuard, WritesTheOriginalWhenEveryCandidateIsSlowerBeyondNoise) {
   EXPECT_DOUBLE_EQ(r.speedup(), 1.0);
 }
 
-TEST(LatencyGuard, APickSlowerThanTheOriginalInEitherMeasureIsNotWritten) {
-  // Slower in the medians only, then in the fastest runs only: the original is written back
-  // either way (nothing slower than the input is written, even if load might explain it).
-  auto medians = fake_timer({{"orig", {10, 10, 10}}, {"c0", {12, 12, 8}}});
-  auto r = ort::guard_latency(medians, "orig", {"c0"}, three_runs());
-  EXPECT_EQ(r.chosen, -1) << r.verdict;
-  auto fastest = fake_timer({{"orig", {10, 10, 9}}, {"c0", {10, 10, 10}}});
-  r = ort::guard_latency(fastest, "orig", {"c0"}, three_runs());
-  EXPECT_EQ(r.chosen, -1) << r.verdict;
-  auto level = fake_timer({{"orig", {10, 10, 9}}, {"c0", {10, 10.2, 9.2}}});
-  r = ort::guard_latency(level, "orig", {"c0"}, three_runs());
-  EXPECT_EQ(r.chosen, 0) << r.verdict;  // inside the band in both: the search's choice stands
-}
-
 TEST(LatencyGuard, AWideAaBandWidensTheNoise) {
   // The original timed twice differs by 20%: a 10% faster candidate is inside that band.
   std::map<std::string, std::vector<double>> runs = {{"c0", {9, 9, 9}}};

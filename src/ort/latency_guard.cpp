@@ -113,21 +113,14 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
   both.insert(both.end(), r.control.ms.begin(), r.control.ms.end());
   TimedModel orig{original, median(both), both};
 
-  // Choosing among candidates, a runner-up must be faster beyond the band in the medians and
-  // in the fastest runs both: other processes only ever add time, so a difference that the
-  // fastest runs do not show is theirs, not the model's (under load the medians alone flipped
-  // the choice from one run to the next).
+  // Slower beyond the band in the medians and in the fastest runs both: other processes only
+  // ever add time, so a difference that the fastest runs do not show is theirs, not the
+  // model's (under load the medians alone flipped the choice from one run to the next).
   auto beyond_noise = [&](double slower, double faster) {
     return slower > faster * (1.0 + r.noise) && slower - faster > opts.min_noise_ms;
   };
   auto slower = [&](const TimedModel& a, const TimedModel& b) {
     return beyond_noise(a.median_ms, b.median_ms) && beyond_noise(fastest(a), fastest(b));
-  };
-  // Against the original the burden is the other way round: nothing slower than the input may
-  // be written, so a pick slower beyond the band in either measure loses to the original (a
-  // sweep wrote an fp16 resnet18 that was 0.816x in the medians, level in the fastest runs).
-  auto maybe_slower = [&](const TimedModel& a, const TimedModel& b) {
-    return beyond_noise(a.median_ms, b.median_ms) || beyond_noise(fastest(a), fastest(b));
   };
   r.chosen = 0;
   for (size_t i = 1; i < r.candidates.size(); ++i) {
@@ -136,7 +129,7 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
         c.median_ms < r.candidates[static_cast<size_t>(r.chosen)].median_ms)
       r.chosen = static_cast<int>(i);
   }
-  if (maybe_slower(r.candidates[static_cast<size_t>(r.chosen)], orig)) r.chosen = -1;
+  if (slower(r.candidates[static_cast<size_t>(r.chosen)], orig)) r.chosen = -1;
   r.original_ms = orig.median_ms;
   r.verdict = verdict(r, opts);
   return r;

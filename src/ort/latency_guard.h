@@ -54,8 +54,7 @@ using TimeModels = std::function<std::vector<std::vector<double>>(
 //  - the first candidate (the search's choice), unless
 //  - other candidates are faster than it beyond the noise band (in the medians and in the
 //    fastest runs both): then the fastest of those by median; and
-//  - the original when what was picked is slower than the original beyond the noise band in
-//    the medians or in the fastest runs (either: nothing slower than the input is written).
+//  - the original when what was picked is slower than the original beyond the noise band.
 // Within the band the search's choice stands, so the same input and flags write the same file
 // unless the runtime clearly disagrees with the cost model; only then does timing decide.
 GuardResult guard_latency(const TimeModels& time, const std::string& original,
