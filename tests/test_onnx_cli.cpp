@@ -92,6 +92,28 @@ TEST(OnnxCli, AWrittenModelCanBeOptimizedAgain) {
   EXPECT_EQ(entries, 1);
 }
 
+// An output that is 0 on every input (zero weights) makes the check compare nothing: the
+// summary says so instead of a plain "ok".
+TEST(OnnxCli, AnOutputThatIsAlwaysZeroIsFlagged) {
+  std::string dir = scratch_dir("cli");
+  OnnxBuilder b(13);
+  b.input("x", {2, 4});
+  b.init_floats("w", std::vector<float>(12, 0.0f), Shape{4, 3});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  b.node("Relu", {"m"}, {"y"});
+  b.node("Relu", {"x"}, {"z"});
+  b.output("y", {2, 3});
+  b.output("z", {2, 4});
+  std::string in = b.save(dir + "/zeros.onnx"), out = dir + "/zeros.opt.onnx", log;
+  ASSERT_EQ(run_command(fmt::format("{} optimize {} -o {} --target onednn --cache-dir {}",
+                                    graphsub_bin(), in, out, dir + "/cache"),
+                        &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("the original's 'y' is 0 on every input set"), std::string::npos) << log;
+  EXPECT_EQ(log.find("the original's 'z'"), std::string::npos) << log;  // relu(x) varies
+}
+
 TEST(OnnxCli, ShortFormAndQuiet) {
   std::string dir = scratch_dir("cli");
   std::string in = model_file(dir), out = dir + "/short.onnx";
