@@ -43,6 +43,12 @@ std::string param_var_domain(const std::string& name) {
   return name.substr(std::string(kParamVarPrefix).size());
 }
 
+uint64_t lifted_count(const std::vector<Equality>& rules) {
+  return static_cast<uint64_t>(std::count_if(rules.begin(), rules.end(), [](const Equality& e) {
+    return !param_vars_of(e.lhs).empty() || !param_vars_of(e.rhs).empty();
+  }));
+}
+
 std::vector<std::string> param_vars_of(const std::vector<TermPtr>& terms) {
   std::set<std::string> seen;
   std::function<void(const Term&)> walk = [&](const Term& t) {

@@ -47,6 +47,8 @@ inline constexpr const char* kParamVarPrefix = "p_";
 bool is_param_var(const std::string& name);
 std::string param_var_domain(const std::string& name);
 std::vector<std::string> param_vars_of(const std::vector<rules::TermPtr>& terms);
+// The equalities of `rules` with a parameter variable on either side (GeneratorResult::lifted).
+uint64_t lifted_count(const std::vector<Equality>& rules);
 
 // The tensor variables of an equality's side, in order of first occurrence.
 std::vector<std::string> variables_of(const std::vector<rules::TermPtr>& terms);

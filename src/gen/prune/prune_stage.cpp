@@ -24,8 +24,7 @@ void prune_stage(const std::vector<RuleClass>& classes, const ProofCounts& count
   t0 = Clock::now();
   res.rules = pr.irredundant();
   res.generalized = pr.generalizations_kept();
-  for (auto& e : res.rules)
-    res.lifted += !param_vars_of(e.lhs).empty() || !param_vars_of(e.rhs).empty();
+  res.lifted = lifted_count(res.rules);
   log.timed("after common-subgraph pruning", res.rules.size(), t0);
 }
 

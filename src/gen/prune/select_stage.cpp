@@ -34,9 +34,7 @@ void select_stage(const GeneratorOptions& opts, GeneratorResult& res, StageLog& 
   }
   std::erase_if(res.rules,
                 [&](const Equality& e) { return !uses_any(e.lhs, ops) && !uses_any(e.rhs, ops); });
-  res.lifted = 0;
-  for (auto& e : res.rules)
-    res.lifted += !param_vars_of(e.lhs).empty() || !param_vars_of(e.rhs).empty();
+  res.lifted = lifted_count(res.rules);
   log.count("with a --with-ops operator", res.rules.size());
 }
 
