@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "core/error.h"
@@ -88,7 +89,30 @@ TEST(OrtWorker, ProfileSumsKernelTimeByOperatorType) {
   ASSERT_TRUE(prof.at("by_op").contains("MatMul")) << prof.dump();
   EXPECT_GT(prof["by_op"]["MatMul"].get<double>(), 0.0);
   EXPECT_GE(prof.at("total_ms").get<double>(), prof["by_op"]["MatMul"].get<double>());
+  // Kernel counts by op type add up to the kernels run: what the runtime fused the graph into.
+  int kernels = 0;
+  for (const auto& [op, n] : prof.at("counts").items()) kernels += n.get<int>();
+  EXPECT_EQ(kernels, prof.at("kernels").get<int>()) << prof.dump();
+  EXPECT_GE(prof["counts"].value("MatMul", 0) + prof["counts"].value("FusedMatMul", 0), 1)
+      << prof.dump();
   w.call({{"op", "unload"}, {"id", "p"}});
+}
+
+TEST(OrtWorker, WritesTheGraphTheRuntimeOptimized) {
+  auto& w = shared_worker();
+  std::string dir = scratch_dir("ort_worker");
+  std::string path = chain_model(dir, "two_matmuls", 2), optimized = dir + "/two_matmuls.ort.onnx";
+  std::filesystem::remove(optimized);
+  w.call({{"op", "load"}, {"id", "o"}, {"path", path}, {"threads", 1}, {"optimized", optimized}});
+  w.call({{"op", "unload"}, {"id", "o"}});
+  ASSERT_TRUE(std::filesystem::exists(optimized));
+  onnx::ModelProto m;
+  std::ifstream f(optimized, std::ios::binary);
+  ASSERT_TRUE(m.ParseFromIstream(&f)) << optimized;
+  int matmuls = 0;
+  for (const auto& n : m.graph().node())
+    matmuls += n.op_type() == "MatMul" || n.op_type() == "FusedMatMul";
+  EXPECT_EQ(matmuls, 2);
 }
 
 // The margins are orders of magnitude (one relu against 40 matmuls), so these decisions do
@@ -238,6 +262,39 @@ TEST(OrtCostModel, PricesByKernelTimeAndCachesTheTable) {
   EXPECT_DOUBLE_EQ(price_of(again, g, "relu", 1), tiny);
   EXPECT_EQ(again.table_size(), 2u);
   EXPECT_DOUBLE_EQ(again.weight_us_per_mb(), streaming);
+}
+
+// What a price means changed (layout reorders left out): a table saved under an older
+// version is measured again, not read.
+TEST(OrtCostModel, ATableOfAnOlderVersionIsMeasuredAgain) {
+  std::string dir = scratch_dir("ort_cost_version");
+  std::filesystem::remove_all(dir);
+  Graph g = conv_and_tiny_relu();
+  double conv;
+  {
+    ort::OrtCostModel m(shared_worker(), dir, 1, null_reporter());
+    conv = price_of(m, g, "conv");
+  }
+  ASSERT_GT(conv, 0.0);
+  std::filesystem::path table;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.path().filename().string().rfind("ort-op-costs-", 0) == 0) table = e.path();
+  ASSERT_FALSE(table.empty());
+  nlohmann::json j;
+  {
+    std::ifstream in(table);
+    in >> j;
+  }
+  ASSERT_TRUE(j.contains("version"));
+  j["version"] = j["version"].get<int>() - 1;
+  for (auto& [key, price] : j["entries"].items()) price = price.get<double>() * 1000;
+  {
+    std::ofstream out(table);
+    out << j.dump();
+  }
+  ort::OrtCostModel again(shared_worker(), dir, 1, null_reporter());
+  EXPECT_EQ(again.table_size(), 0u);                  // nothing read from the old table
+  EXPECT_LT(price_of(again, g, "conv"), 100 * conv);  // measured, not the inflated entry
 }
 
 TEST(OrtCostModel, AnOperatorIsNeverPricedBelowStreamingItsWeights) {

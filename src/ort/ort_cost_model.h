@@ -3,14 +3,14 @@
 // ONNX model (its constant inputs as initializers, as in the real graph, where ONNX Runtime
 // pre-packs them) and run in ONNX Runtime through the worker with per-node profiling; its
 // price is the median kernel time of every kernel ONNX Runtime ran for it (a configuration
-// whose activation ONNX Runtime fuses into the convolution shows as one fused kernel; layout
-// reorders it inserts are counted) plus ONNX Runtime's per-kernel dispatch cost, measured once
-// on a chain of tiny operators. A one-operator model runs with its weights in the cache; in a
-// model whose weights exceed the cache they stream from memory on every run, so a price is
-// never below the time to read the operator's constant inputs at the streaming rate measured
-// once end to end on a chain of matmuls with 128 MB of weights (a roofline: NasRNN's matmuls
-// ran 8x slower in the model than alone). Prices are cached per CPU, thread count and runtime
-// version.
+// whose activation ONNX Runtime fuses into the convolution shows as one fused kernel; the
+// layout reorders it inserts around an operator run alone are left out) plus ONNX Runtime's
+// per-kernel dispatch cost, measured once on a chain of tiny operators. A one-operator model runs
+// with its weights in the cache; in a model whose weights exceed the cache they stream from memory
+// on every run, so a price is never below the time to read the operator's constant inputs at the
+// streaming rate measured once end to end on a chain of matmuls with 128 MB of weights (a roofline:
+// NasRNN's matmuls ran 8x slower in the model than alone). Prices are cached per CPU, thread count
+// and runtime version.
 #include <map>
 #include <memory>
 #include <string>
