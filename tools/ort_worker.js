@@ -6,13 +6,15 @@
 //
 // Requests ({"op": ...}); every reply carries "ok" and, when false, "error":
 //   hello                                   -> {ort, node}
-//   load {id, path, threads, dim, dims, profile}
+//   load {id, path, threads, dim, dims, profile, optimized}
 //                                           -> {inputs: [{name, type, shape}], outputs: [...]}
 //        threads: intra-op threads (0: ONNX Runtime's choice); dim: value of symbolic input
-//        dimensions (dims: {symbol: value} overrides); profile: per-node profiling on.
+//        dimensions (dims: {symbol: value} overrides); profile: per-node profiling on;
+//        optimized: a path where ONNX Runtime writes the graph it optimized (what it fused).
 //   time {ids, runs, warmup}                -> {ms: {id: [runs...]}}; round r runs the ids in
 //        rotated order, reversed on odd rounds (A B C, C B A, B C A, ...)
-//   profile {id, runs}                      -> {by_op: {op_type: ms per run}, total_ms, kernels}
+//   profile {id, runs}                      -> {by_op: {op_type: ms per run}, counts: {op_type:
+//                                               kernels}, total_ms, kernels}
 //   unload {id}; quit
 // Inputs are seeded random values drawn per session in input order, so two models with the
 // same inputs get the same values.
@@ -40,6 +42,12 @@ async function load(req) {
     profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'graphsub-ort-profile-'));
     opts.enableProfiling = true;
     opts.profileFilePrefix = path.join(profileDir, 'profile');
+  }
+  if (req.optimized) {
+    opts.optimizedModelFilePath = req.optimized;
+    // Saving a graph with layout (NCHWc) optimizations draws a warning on stderr that it is
+    // specific to this CPU; that is the point here, so errors only.
+    opts.logSeverityLevel = 3;
   }
   let session;
   try {
@@ -101,13 +109,15 @@ async function profile(req) {
     perNode.get(e.name).us.push(e.dur);
   }
   const byOp = {};
+  const counts = {};  // kernels run per op type: what the runtime fused the graph into
   let total = 0;
   for (const {op, us} of perNode.values()) {
     const ms = median(us) / 1000;
     byOp[op] = (byOp[op] || 0) + ms;
+    counts[op] = (counts[op] || 0) + 1;
     total += ms;
   }
-  return {by_op: byOp, total_ms: total, kernels: perNode.size};
+  return {by_op: byOp, counts, total_ms: total, kernels: perNode.size};
 }
 
 async function handle(req) {
