@@ -193,8 +193,9 @@ TEST(CliOptions, ReportJsonHasTheCountsRulesCostsAndCheck) {
   // --target onednn: the analytic cost model, so the rules applied do not depend on timings
   // (with the default ort target a loaded machine made the guard write the original back).
   ASSERT_EQ(run_command(fmt::format("{} -q optimize {} -o {}/out.onnx --check 2 --report-json {} "
-                                    "--target onednn --cache-dir {}/cache",
-                                    graphsub_bin(), conv_model(dir), dir, report, dir),
+                                    "--target onednn {} --cache-dir {}/cache",
+                                    graphsub_bin(), conv_model(dir), dir, report,
+                                    testing::kSmallSearch, dir),
                         &log),
             0)
       << log;
@@ -220,8 +221,9 @@ TEST(CliOptions, OnnxModelsTargetOnnxRuntimeAndTheGuardTimesTheWrittenModel) {
   std::string report = dir + "/report.json";
   std::filesystem::remove(report);
   ASSERT_EQ(run_command(fmt::format("{} optimize {} -o {}/out.onnx --guard-runs 5 --report-json "
-                                    "{} --cache-dir {}/cache",
-                                    graphsub_bin(), conv_model(dir), dir, report, dir),
+                                    "{} {} --cache-dir {}/cache",
+                                    graphsub_bin(), conv_model(dir), dir, report,
+                                    testing::kSmallSearch, dir),
                         &log),
             0)
       << log;

@@ -12,6 +12,7 @@ namespace graphsub {
 namespace {
 
 using testing::graphsub_bin;
+using testing::kSmallSearch;
 using testing::OnnxBuilder;
 using testing::run_command;
 using testing::scratch_dir;
@@ -41,9 +42,10 @@ TEST(OnnxCli, OptimizesChecksAndWrites) {
   std::filesystem::remove(out);
   std::string log;
   // --target onednn (analytic costs): what is applied must not depend on timings.
-  int rc = run_command(fmt::format("{} optimize {} -o {} --check 2 --target onednn --cache-dir {}",
-                                   graphsub_bin(), in, out, dir + "/cache"),
-                       &log);
+  int rc =
+      run_command(fmt::format("{} optimize {} -o {} --check 2 --target onednn {} --cache-dir {}",
+                              graphsub_bin(), in, out, kSmallSearch, dir + "/cache"),
+                  &log);
   ASSERT_EQ(rc, 0) << log;
   EXPECT_NE(log.find("opaque nodes (1)"), std::string::npos) << log;
   EXPECT_NE(log.find("1 x com.example:Opaque"), std::string::npos) << log;  // grouped by op
@@ -75,8 +77,8 @@ TEST(OnnxCli, AWrittenModelCanBeOptimizedAgain) {
   for (const auto& [from, to] : {std::pair{in, once}, std::pair{once, twice}}) {
     std::filesystem::remove(to);
     std::string log;
-    int rc = run_command(fmt::format("{} -q optimize {} -o {} --target onednn --cache-dir {}",
-                                     graphsub_bin(), from, to, dir + "/cache"),
+    int rc = run_command(fmt::format("{} -q optimize {} -o {} --target onednn {} --cache-dir {}",
+                                     graphsub_bin(), from, to, kSmallSearch, dir + "/cache"),
                          &log);
     ASSERT_EQ(rc, 0) << from << ": " << log;
   }
@@ -105,8 +107,8 @@ TEST(OnnxCli, AnOutputThatIsAlwaysZeroIsFlagged) {
   b.output("y", {2, 3});
   b.output("z", {2, 4});
   std::string in = b.save(dir + "/zeros.onnx"), out = dir + "/zeros.opt.onnx", log;
-  ASSERT_EQ(run_command(fmt::format("{} optimize {} -o {} --target onednn --cache-dir {}",
-                                    graphsub_bin(), in, out, dir + "/cache"),
+  ASSERT_EQ(run_command(fmt::format("{} optimize {} -o {} --target onednn {} --cache-dir {}",
+                                    graphsub_bin(), in, out, kSmallSearch, dir + "/cache"),
                         &log),
             0)
       << log;
@@ -119,8 +121,9 @@ TEST(OnnxCli, ShortFormAndQuiet) {
   std::string in = model_file(dir), out = dir + "/short.onnx";
   std::filesystem::remove(out);
   std::string log;
-  int rc = run_command(
-      fmt::format("{} -q {} {} --cache-dir {}", graphsub_bin(), in, out, dir + "/cache"), &log);
+  int rc = run_command(fmt::format("{} -q {} {} {} --cache-dir {}", graphsub_bin(), in, out,
+                                   kSmallSearch, dir + "/cache"),
+                       &log);
   EXPECT_EQ(rc, 0) << log;
   EXPECT_TRUE(std::filesystem::exists(out));
   EXPECT_EQ(log.find("operator"), std::string::npos) << log;  // quiet: no table
@@ -134,8 +137,8 @@ TEST(OnnxCli, SameInputAndFlagsGiveTheSameBytes) {
   for (const auto& out : {a, b})
     // --guard-runs 0: the ort target's costs come from the cached table after the first run;
     // the guard's end-to-end timing could choose differently on a loaded machine.
-    ASSERT_EQ(run_command(fmt::format("{} -q optimize {} -o {} --guard-runs 0 --cache-dir {}",
-                                      graphsub_bin(), in, out, dir + "/cache"),
+    ASSERT_EQ(run_command(fmt::format("{} -q optimize {} -o {} --guard-runs 0 {} --cache-dir {}",
+                                      graphsub_bin(), in, out, kSmallSearch, dir + "/cache"),
                           &log),
               0)
         << log;

@@ -11,6 +11,7 @@
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
+#include "test_onnx_support.h"
 #include "verify/verifier.h"
 
 namespace graphsub {
@@ -20,6 +21,9 @@ rules::RuleSet load(const std::string& file, const rules::RuleSet& axioms) {
   return rules::load_rules(std::string(GRAPHSUB_SOURCE_DIR) + "/" + file, &axioms);
 }
 
+// Every rule of the file is proved; under the sanitizers every 8th (the release suite proves
+// them all, and a sample runs the same verifier code: proving the 960 equalities of
+// indexing.rules took 167 s there, the longest test of the CI run).
 void expect_all_proved(const std::string& file, size_t at_least) {
   auto axioms = rules::load_rules(driver::shipped_axioms());
   auto rs = load(file, axioms);
@@ -27,8 +31,10 @@ void expect_all_proved(const std::string& file, size_t at_least) {
   verify::VerifyOptions opts;
   opts.threads = 2;
   verify::Verifier v(axioms, opts);
+  const size_t stride = testing::sanitized() ? 8 : 1;
   std::vector<rules::Rule> statements;
-  for (const auto& r : rs.rules) statements.push_back(rules::statement(r));
+  for (size_t i = 0; i < rs.rules.size(); i += stride)
+    statements.push_back(rules::statement(rs.rules[i]));
   auto verdicts = v.verify_all(statements);
   for (auto& r : verdicts)
     EXPECT_TRUE(r.proved()) << file << ": " << r.name << ": " << verify::verdict_name(r.verdict)
