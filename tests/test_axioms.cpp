@@ -38,7 +38,7 @@ TEST(Axioms, EveryAxiomHoldsOnEveryInstance) {
 // sanitizers): every axiom holds, and the instance counts are printed.
 TEST(Axioms, CheckAxiomsCommandPassesOnTheFullShapeSpace) {
   std::string cmd = std::string(GRAPHSUB_BINARY_DIR) + "/graphsub --quiet check-axioms";
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(GRAPHSUB_ASAN)
   cmd += " --axiom concat-grid --axiom conv-cpool --axiom split0-concat";
 #endif
   FILE* p = popen((cmd + " 2>&1").c_str(), "r");
@@ -51,7 +51,7 @@ TEST(Axioms, CheckAxiomsCommandPassesOnTheFullShapeSpace) {
   EXPECT_EQ(out.find("FALSE"), std::string::npos) << out;
   EXPECT_NE(out.find(" 0 false;"), std::string::npos) << out;
   EXPECT_NE(out.find("instances tested"), std::string::npos) << out;
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(GRAPHSUB_ASAN)
   RuleSet s = load_rules(kAxioms);
   EXPECT_NE(out.find(fmt::format("{} axioms from", s.axioms.size())), std::string::npos) << out;
   EXPECT_NE(out.find("ok     concat-conv-weight "), std::string::npos) << out;

@@ -16,7 +16,7 @@ using testing::scratch_dir;
 
 // Address-space limits cannot be combined with AddressSanitizer (it reserves terabytes of
 // virtual memory at start): the test exists in the plain build only.
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(GRAPHSUB_ASAN)
 TEST(CliMemoryLimit, GeneratorStopsWithAClearErrorUnderEveryLimit) {
   std::string out = scratch_dir("memory_limit") + "/n3.rules";
   std::string gen =

@@ -24,7 +24,7 @@
 namespace graphsub::testing {
 
 inline bool sanitized() {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(GRAPHSUB_ASAN)
   return true;
 #else
   return std::getenv("GRAPHSUB_SANITIZED") != nullptr;

@@ -18,7 +18,7 @@ using testutil::max_rel_error;
 using testutil::run_op;
 using Ints = std::vector<int64_t>;
 
-#ifdef __SANITIZE_ADDRESS__
+#if defined(GRAPHSUB_ASAN)
 constexpr int kTrials = 6;
 #else
 constexpr int kTrials = 30;

@@ -22,7 +22,7 @@ rules::RuleSet axioms() {
 
 VerifyOptions options() {
   VerifyOptions o;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(GRAPHSUB_ASAN)
   o.timeout_ms = 60000;  // the sanitizers slow Z3's callers and our numeric test down a lot
 #else
   o.timeout_ms = 20000;
