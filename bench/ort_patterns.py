@@ -17,7 +17,6 @@ Prints a Markdown table. Needs a Release build (BUILD_DIR, default build), node 
 onnxruntime-node (npm ci) and Debian's python3-onnx and python3-numpy.
 """
 import argparse
-import collections
 import json
 import os
 import statistics
@@ -29,7 +28,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ort_sweep import ROOT, Worker, guard_choice  # noqa: E402
+from ort_sweep import ROOT, Worker, guard_choice, op_counts  # noqa: E402
 
 CONV = {"Conv", "FusedConv", "NchwcConv"}
 MATMUL = {"MatMul", "FusedMatMul", "Gemm", "FusedGemm"}
@@ -189,11 +188,6 @@ PATTERNS = {
     "split_concat": ("a split concatenated back in order removed", split_concat,
                      lambda c: c.get("Split", 0) == 0 and c.get("Concat", 0) == 0),
 }
-
-
-def op_counts(path):
-    m = onnx.load(path)
-    return collections.Counter(n.op_type for n in m.graph.node)
 
 
 def ort_graph(worker, path, out, threads):
