@@ -12,7 +12,7 @@ APT_PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libxxhash-dev libgoogle-perftools-dev
-  clang libclang-rt-14-dev   # fuzz/run_fuzz.sh (libFuzzer target of the ONNX importer)
+  clang libclang-rt-14-dev   # the sanitizer suite and fuzz/run_fuzz.sh (one clang build)
   python3-torch python3-torchvision python3-onnx
   python3-dev pybind11-dev python3-pytest   # the Python module (python/) and its tests
 )
