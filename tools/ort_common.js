@@ -133,6 +133,43 @@ function randomTensor(ort, meta, dim, rng, dims) {
   }
 }
 
+// Compares output `a` (the optimized model's) against `b` (the original's, the reference):
+// |a - b| <= atol' + rtol * |b| elementwise, where atol' is atol, or with scaleAtol atol times
+// the reference's largest magnitude (at least 1), graphsub's own tolerance (src/exec).
+function compareOutput(name, a, b, rtol, atol, scaleAtol = false) {
+  const r = {name, maxAbs: 0, maxRel: 0, maxValue: 0, ok: true, shape: Array.from(b.dims)};
+  if (a.dims.length !== b.dims.length || a.dims.some((d, i) => d !== b.dims[i])) {
+    r.ok = false;
+    r.maxAbs = r.maxRel = Infinity;
+    r.note = `shape ${JSON.stringify(a.dims)} vs original ${JSON.stringify(b.dims)}`;
+    return r;
+  }
+  const x = tensorValues(a), y = tensorValues(b);
+  for (let i = 0; i < y.length; ++i) {
+    const yi = Math.abs(Number(y[i]));
+    if (Number.isFinite(yi)) r.maxValue = Math.max(r.maxValue, yi);
+  }
+  if (scaleAtol) atol *= Math.max(1, r.maxValue);
+  for (let i = 0; i < y.length; ++i) {
+    const xi = Number(x[i]), yi = Number(y[i]);
+    if (!Number.isFinite(xi) || !Number.isFinite(yi)) {
+      // Non-finite values agree only with the same value (NaN with NaN, inf with inf).
+      r.nonFinite = (r.nonFinite || 0) + (Number.isFinite(yi) ? 0 : 1);
+      if (!((Number.isNaN(xi) && Number.isNaN(yi)) || xi === yi)) {
+        r.ok = false;
+        r.maxAbs = Infinity;
+      }
+      continue;
+    }
+    const diff = Math.abs(xi - yi);
+    const scale = Math.max(Math.abs(xi), Math.abs(yi));
+    r.maxAbs = Math.max(r.maxAbs, diff);
+    if (scale > 0) r.maxRel = Math.max(r.maxRel, diff / scale);
+    if (!(diff <= atol + rtol * Math.abs(yi))) r.ok = false;
+  }
+  return r;
+}
+
 function median(v) {
   const s = [...v].sort((a, b) => a - b);
   const m = s.length >> 1;
@@ -145,4 +182,6 @@ async function timeOnce(session, feeds) {
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }
 
-module.exports = {loadOrt, makeRng, concreteShape, randomTensor, tensorValues, median, timeOnce};
+module.exports = {
+  compareOutput, loadOrt, makeRng, concreteShape, randomTensor, tensorValues, median, timeOnce,
+};

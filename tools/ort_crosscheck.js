@@ -19,7 +19,7 @@
 'use strict';
 
 const fs = require('fs');
-const {loadOrt, makeRng, randomTensor, tensorValues, median, timeOnce} = require('./ort_common');
+const {compareOutput, loadOrt, makeRng, randomTensor, median, timeOnce} = require('./ort_common');
 
 function parseArgs(argv) {
   const opts = {inputs: 3, seed: 1, rtol: 1e-4, atol: 1e-5, time: 20, warmup: 3, threads: 0,
@@ -45,36 +45,6 @@ function parseArgs(argv) {
   }
   if (opts.files.length !== 2) throw new Error('usage: ort_crosscheck.js ORIGINAL.onnx OPTIMIZED.onnx [options]');
   return opts;
-}
-
-function compareOutput(name, a, b, rtol, atol) {
-  // a: optimized, b: original (the reference).
-  const r = {name, maxAbs: 0, maxRel: 0, ok: true, shape: Array.from(b.dims)};
-  if (a.dims.length !== b.dims.length || a.dims.some((d, i) => d !== b.dims[i])) {
-    r.ok = false;
-    r.maxAbs = r.maxRel = Infinity;
-    r.note = `shape ${JSON.stringify(a.dims)} vs original ${JSON.stringify(b.dims)}`;
-    return r;
-  }
-  const x = tensorValues(a), y = tensorValues(b);
-  for (let i = 0; i < y.length; ++i) {
-    const xi = Number(x[i]), yi = Number(y[i]);
-    if (!Number.isFinite(xi) || !Number.isFinite(yi)) {
-      // Non-finite values agree only with the same value (NaN with NaN, inf with inf).
-      r.nonFinite = (r.nonFinite || 0) + (Number.isFinite(yi) ? 0 : 1);
-      if (!((Number.isNaN(xi) && Number.isNaN(yi)) || xi === yi)) {
-        r.ok = false;
-        r.maxAbs = Infinity;
-      }
-      continue;
-    }
-    const diff = Math.abs(xi - yi);
-    const scale = Math.max(Math.abs(xi), Math.abs(yi));
-    r.maxAbs = Math.max(r.maxAbs, diff);
-    if (scale > 0) r.maxRel = Math.max(r.maxRel, diff / scale);
-    if (!(diff <= atol + rtol * Math.abs(yi))) r.ok = false;
-  }
-  return r;
 }
 
 async function main() {

@@ -15,6 +15,11 @@
 //        rotated order, reversed on odd rounds (A B C, C B A, B C A, ...)
 //   profile {id, runs}                      -> {by_op: {op_type: ms per run}, counts: {op_type:
 //                                               kernels}, total_ms, kernels}
+//   compare {ids: [reference, candidate], sets, seed, rtol, atol}
+//                                           -> {match, outputs: [{name, max_abs_diff,
+//                                               max_rel_diff, max_abs_value, match, note}]}:
+//        both run on `sets` random input sets (seeded, the reference's inputs), every output
+//        compared within graphsub's tolerance (atol scaled by the reference's magnitude)
 //   unload {id}; quit
 // Inputs are seeded random values drawn per session in input order, so two models with the
 // same inputs get the same values.
@@ -24,7 +29,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const readline = require('readline');
-const {loadOrt, makeRng, median, randomTensor, timeOnce} = require('./ort_common');
+const {compareOutput, loadOrt, makeRng, median, randomTensor, timeOnce} = require('./ort_common');
 
 const ort = loadOrt();
 const sessions = new Map();  // id -> {session, feeds, profileDir}
@@ -61,7 +66,7 @@ async function load(req) {
     feeds[meta.name] = randomTensor(ort, meta, req.dim || 1, rng, req.dims);
   const old = sessions.get(req.id);
   if (old) await old.session.release();
-  sessions.set(req.id, {session, feeds, profileDir});
+  sessions.set(req.id, {session, feeds, profileDir, dim: req.dim || 1, dims: req.dims});
   return describe(session);
 }
 
@@ -120,12 +125,44 @@ async function profile(req) {
   return {by_op: byOp, counts, total_ms: total, kernels: perNode.size};
 }
 
+// Runs the candidate against the reference on the same random inputs, output by output.
+async function compare(req) {
+  const [ref, cand] = req.ids.map(get);
+  const names = ref.session.outputNames;
+  const missing = names.filter((n) => !cand.session.outputNames.includes(n));
+  if (missing.length) throw new Error(`the candidate lacks output(s) ${missing.join(', ')}`);
+  const acc = new Map(names.map((n) => [n, {name: n, max_abs_diff: 0, max_rel_diff: 0,
+                                            max_abs_value: 0, match: true}]));
+  const rng = makeRng(req.seed || 1);
+  for (let k = 0; k < (req.sets || 1); ++k) {
+    const feeds = {};
+    for (const meta of ref.session.inputMetadata)
+      feeds[meta.name] = randomTensor(ort, meta, ref.dim, rng, ref.dims);
+    const [a, b] = [await cand.session.run(feeds), await ref.session.run(feeds)];
+    for (const n of names) {
+      const c = compareOutput(n, a[n], b[n], req.rtol, req.atol, true);
+      const o = acc.get(n);
+      o.max_abs_diff = Math.max(o.max_abs_diff, c.maxAbs);
+      o.max_rel_diff = Math.max(o.max_rel_diff, c.maxRel);
+      o.max_abs_value = Math.max(o.max_abs_value, c.maxValue);
+      o.match = o.match && c.ok;
+      if (c.note) o.note = c.note;
+    }
+  }
+  const outputs = [...acc.values()];
+  // JSON has no Infinity: a shape mismatch reports -1 as its difference.
+  for (const o of outputs)
+    for (const k of ['max_abs_diff', 'max_rel_diff']) if (!Number.isFinite(o[k])) o[k] = -1;
+  return {match: outputs.every((o) => o.match), outputs};
+}
+
 async function handle(req) {
   switch (req.op) {
     case 'hello': return {ort: ort.env.versions.common, node: process.version};
     case 'load': return load(req);
     case 'time': return time(req);
     case 'profile': return profile(req);
+    case 'compare': return compare(req);
     case 'unload': {
       const s = sessions.get(req.id);
       if (s) await s.session.release();

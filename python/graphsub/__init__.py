@@ -68,7 +68,7 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
              max_queue=None, cost=None, rules=None, disable_rules=(), builtin_rules=True,
              check=None, check_executor=None, rtol=None, atol=None, input_shapes=None,
              seed=None, threads=None, cache_dir=None, opset=None, guard_runs=None,
-             progress=None):
+             ort_contrib_ops=False, progress=None):
     """Optimizes an ONNX model: import, cost-based search over verified rewrite rules, a
     check on random inputs, export. Returns (onnx.ModelProto, report dict); the report is
     what ``graphsub optimize ... --report-json`` writes for the same flags.
@@ -78,7 +78,9 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
     note in report["import"]["notes"] where Node.js or onnxruntime-node is missing).
     guard_runs: ort target: timed runs of the original and the result in ONNX Runtime
     before returning; a result slower beyond the noise band is replaced by the original
-    (0: no guard). rules: a rule file or a list of them (None: the shipped
+    (0: no guard). ort_contrib_ops: ort target: write ONNX Runtime's fused com.microsoft
+    operators (attention) where its optimizer misses them, when they check equal and time
+    faster there; the model then runs in ONNX Runtime only. rules: a rule file or a list of them (None: the shipped
     library). check: random input sets compared (0: no check). input_shapes: {input: shape}
     for symbolic dimensions. Raises CheckError when the check fails.
     """
@@ -94,7 +96,8 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
         disable_rules=list(disable_rules), builtin_rules=builtin_rules, check=check,
         check_executor=check_executor, rtol=rtol, atol=atol,
         input_shapes=_input_shapes(input_shapes), seed=seed, threads=threads,
-        cache_dir=_path(cache_dir), opset=opset, guard_runs=guard_runs, progress=progress)
+        cache_dir=_path(cache_dir), opset=opset, guard_runs=guard_runs,
+        ort_contrib_ops=ort_contrib_ops, progress=progress)
     report = json.loads(report_text)
     if failure:
         raise CheckError(failure, report)

@@ -106,6 +106,10 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
                                  "and its runners-up; the fastest beyond the noise band is written "
                                  "(default {})",
                                  driver::kDefaultGuardCandidates)),
+      cmd.add_flag("--ort-contrib-ops", o.ort_contrib_ops,
+                   "--target ort: write ONNX Runtime's fused com.microsoft operators (multi-head "
+                   "attention) where its optimizer misses them, when they check equal and time "
+                   "faster in ONNX Runtime; the file then runs in ONNX Runtime only"),
       cmd.add_option(
           "--dump-candidates", o.dump_candidates,
           "debugging: write sampled candidate graphs (the search's path, finalists, "

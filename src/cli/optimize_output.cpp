@@ -124,6 +124,14 @@ void OnnxJobPrinter::guarded(const ort::GuardResult& g) {
                static_cast<int>(i) == g.chosen ? "  <- written" : "");
 }
 
+void OnnxJobPrinter::contrib(const driver::ContribStep& c) {
+  // Said even when quiet when written: the file then runs in ONNX Runtime only.
+  if (quiet_ && !c.written) return;
+  fmt::print("ort contrib ops: {}\n", c.verdict);
+  if (quiet_) return;
+  for (const auto& site : c.sites) fmt::print("  {}\n", site);
+}
+
 void print_written(const std::string& output) {
   auto size = std::filesystem::file_size(output);
   std::string data = output + ".data";

@@ -15,6 +15,7 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
                const std::string& at) override;
   void check_skipped() override;
   void guarded(const ort::GuardResult& g) override;
+  void contrib(const driver::ContribStep& c) override;
 
  private:
   std::string input_;

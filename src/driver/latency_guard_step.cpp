@@ -1,34 +1,15 @@
 #include "driver/latency_guard_step.h"
 
 #include <fmt/format.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "core/error.h"
+#include "driver/scratch_dir.h"
 
 namespace graphsub::driver {
-namespace {
-
-// A private folder for the files ONNX Runtime loads, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "graphsub-guard-XXXXXX").string();
-    if (!mkdtemp(tmpl.data())) throw Error(fmt::format("cannot create a folder like {}", tmpl));
-    path_ = tmpl;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // The default number of timed runs: kDefaultGuardRuns, fewer for a slow model so that the
 // timing takes about kGuardSeconds (VGG-19 runs 1.3 s a time: 5 models x 15 runs would take
@@ -39,8 +20,6 @@ int default_guard_runs(double one_run_ms, size_t models) {
   double fit = kGuardSeconds * 1e3 / (std::max(one_run_ms, 1e-3) * static_cast<double>(models));
   return static_cast<int>(std::clamp(fit, double(kMinGuardRuns), double(kDefaultGuardRuns)));
 }
-
-}  // namespace
 
 GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
                             const std::vector<GuardCandidate>& candidates,

@@ -27,6 +27,10 @@ struct GuardCandidate {
   double predicted_ms = 0;
 };
 
+// The guard's timed runs by default: kDefaultGuardRuns, fewer for a slow model so that timing
+// `models` models takes about 12 s, never fewer than 5.
+int default_guard_runs(double one_run_ms, size_t models);
+
 // `original_path`: the input file, or "" with the model in `model_bytes`. `candidates`: the
 // search's choice first, then its runners-up, cheapest predicted first. `runs` <= 0: the
 // default (kDefaultGuardRuns, fewer for models whose one run takes long).

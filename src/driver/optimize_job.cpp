@@ -12,11 +12,12 @@
 #include "driver/candidate_samples.h"
 #include "driver/data_paths.h"
 #include "driver/latency_guard_step.h"
+#include "driver/ort_contrib_step.h"
 #include "ir/print.h"
 #include "models/models.h"
 #include "onnx/half_precision.h"
-#include "opt/search/bisect.h"
 #include "opt/cost/machine_profile.h"
+#include "opt/search/bisect.h"
 #include "opt/search/search.h"
 #include "ort/ort_cost_model.h"
 #include "ort/target.h"
@@ -154,6 +155,9 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
   // kernel times; graphsub's oneDNN executor when asked, or when ONNX Runtime is missing.
   ort::Target target = ort::open_target(o.search.target, worker_options());
   report.options["target"] = target.name;
+  report.options["ort_contrib_ops"] = o.ort_contrib_ops ? "true" : "false";
+  if (o.ort_contrib_ops && !target.worker)
+    throw Error(fmt::format("--ort-contrib-ops: {}", target.fallback));
   if (!target.fallback.empty()) {
     report.import_notes.push_back(target.fallback);
     rep.warn(target.fallback);
@@ -264,11 +268,32 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
     if (report.guard) observer.guarded(*report.guard);
   }
   t = Clock::now();
+  std::optional<std::string> fused;  // the model with ONNX Runtime's operators, when written
+  if (o.ort_contrib_ops) {
+    ExportOptions inline_eo = eo;
+    inline_eo.external_data = false;
+    std::string bytes = export_onnx_bytes(*written, m.info.get(), inline_eo);
+    ort::CompareOptions c{.sets = std::max(1, o.check_runs),
+                          .seed = opts.seed,
+                          .rtol = opts.tolerance.rtol,
+                          .atol = opts.tolerance.atol};
+    // Symbolic dimensions are checked at a second value too, as the graphsub check does.
+    std::vector<int64_t> dims = {1};
+    if (!m.info->symbolic.empty()) dims.push_back(m.info->symbolic[0].alt);
+    report.contrib = run_ort_contrib_step(*target.worker, bytes, c, dims, o.guard_runs, rep);
+    report.seconds["contrib"] = seconds_since(t);
+    if (report.contrib->written) fused = std::move(bytes);
+    observer.contrib(*report.contrib);
+    t = Clock::now();
+  }
   if (o.output.empty()) {
-    out.model_bytes = export_onnx_bytes(*written, m.info.get(), eo);
+    out.model_bytes = fused ? std::move(*fused) : export_onnx_bytes(*written, m.info.get(), eo);
     report.onnx_ops_after = onnx_node_counts(out.model_bytes);
   } else {
-    export_onnx_file(*written, m.info.get(), o.output, eo);
+    if (fused)
+      write_onnx_bytes(*fused, m.info.get(), o.output, eo);
+    else
+      export_onnx_file(*written, m.info.get(), o.output, eo);
     report.onnx_ops_after = onnx_file_node_counts(o.output);
   }
   report.seconds["export"] = seconds_since(t);

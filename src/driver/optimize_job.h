@@ -27,6 +27,8 @@ class OnnxJobObserver {
   virtual void check_skipped() {}
   // The ort target's end-to-end timing of the original and the optimized model.
   virtual void guarded(const ort::GuardResult& /*g*/) {}
+  // --ort-contrib-ops: what was fused, and whether it is written.
+  virtual void contrib(const ContribStep& /*c*/) {}
 };
 
 struct OnnxJobResult {

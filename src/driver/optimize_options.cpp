@@ -168,6 +168,9 @@ void validate(const OnnxJobOptions& o) {
     throw OptionError(fmt::format(
         "--guard-candidates {}: the latency guard times models in ONNX Runtime (--target ort)",
         o.guard_candidates));
+  if (o.ort_contrib_ops && o.search.target == "onednn")
+    throw OptionError(
+        "--ort-contrib-ops: ONNX Runtime's own operators are written for --target ort only");
   if (!o.dump_candidates.empty()) {
     std::error_code ec;
     if (fs::exists(o.dump_candidates, ec) && !fs::is_directory(o.dump_candidates, ec))

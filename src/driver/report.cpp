@@ -92,6 +92,18 @@ Json timings_json(const Report& r) {
                   {"speedup", g.speedup()},
                   {"verdict", g.verdict}};
   }
+  if (r.contrib) {
+    // Whether the fused file was written can depend on its timing: here, not beside the sites.
+    Json c = {{"written", r.contrib->written}, {"verdict", r.contrib->verdict}};
+    if (const auto& g = r.contrib->timing) {
+      c["runtime"] = g->runtime;
+      c["runs"] = g->original.ms.size();
+      c["unfused_ms"] = g->original_ms;
+      c["fused_ms"] = g->candidates[0].median_ms;
+      c["noise"] = g->noise;
+    }
+    t["ort_contrib_ops"] = c;
+  }
   if (r.measured) {
     auto run = [](const opt::RunTime& x) {
       return Json{{"wall_ms", x.wall_ms}, {"cpu_ms", x.cpu_ms}};
@@ -149,6 +161,20 @@ std::string report_json(const Report& r) {
     j["check"] = check_json(res.check);
   } else {
     j["check"] = nullptr;  // skipped (--check 0 / --no-check)
+  }
+  if (r.contrib) {
+    Json checks = Json::array();
+    for (const auto& c : r.contrib->checks) {
+      Json outputs = Json::array();
+      for (const auto& o : c.outputs)
+        outputs.push_back({{"name", o.name},
+                           {"max_abs_diff", o.max_abs_diff},
+                           {"max_rel_diff", o.max_rel_diff},
+                           {"max_abs_value", o.max_abs_value},
+                           {"ok", o.match}});
+      checks.push_back({{"ok", c.match}, {"runs", c.sets}, {"dim", c.dim}, {"outputs", outputs}});
+    }
+    j["ort_contrib_ops"] = {{"sites", r.contrib->sites}, {"checks_in_ort", checks}};
   }
   j["timings"] = timings_json(r);
   return j.dump(2) + "\n";

@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "check/equivalence.h"
+#include "driver/ort_contrib_step.h"
 #include "onnx/onnx_model.h"
-#include "opt/search/optimize.h"
 #include "opt/cost/runtime.h"
+#include "opt/search/optimize.h"
 #include "ort/latency_guard.h"
 
 namespace graphsub::driver {
@@ -37,6 +38,8 @@ struct Report {
   // The ort target's latency guard (unset when it did not run); load-dependent, so reported
   // under "timings".
   std::optional<ort::GuardResult> guard;
+  // --ort-contrib-ops: what was fused and checked (timing and verdict under "timings").
+  std::optional<ContribStep> contrib;
   // ... and the built-in model form's (the optimizer's own check).
   bool model_checked = false;
   // Timings: wall clock of each stage and measured run times (model form with --runs).

@@ -494,13 +494,28 @@ std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
   return bytes;
 }
 
-void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
-                      const ExportOptions& opts) {
-  onnx::ModelProto m = Exporter(g, info, opts).run();
+namespace {
+
+void write_exported(onnx::ModelProto& m, const OnnxModelInfo* info, const std::string& path,
+                    const ExportOptions& opts) {
   int64_t weight_bytes = 0;
   for (const auto& t : m.graph().initializer()) weight_bytes += tensor_byte_size(t);
   write_model(m, path, opts.external_data || weight_bytes > opts.external_threshold_bytes,
               info ? info->source_files : std::vector<std::string>{});
+}
+
+}  // namespace
+
+void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
+                      const ExportOptions& opts) {
+  onnx::ModelProto m = Exporter(g, info, opts).run();
+  write_exported(m, info, path, opts);
+}
+
+void write_onnx_bytes(const std::string& model_bytes, const OnnxModelInfo* info,
+                      const std::string& path, const ExportOptions& opts) {
+  onnx::ModelProto m = parse_model(model_bytes, path);
+  write_exported(m, info, path, opts);
 }
 
 void ensure_output_is_not_input(const std::string& input, const std::string& output) {

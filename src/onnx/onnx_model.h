@@ -155,6 +155,10 @@ void ensure_output_is_not_input(const std::string& input, const std::string& out
 // files of `info->source_files`.
 void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
                       const ExportOptions& opts = {});
+// Writes a serialized model (an exported one, changed after export) as export_onnx_file writes
+// what it exports.
+void write_onnx_bytes(const std::string& model_bytes, const OnnxModelInfo* info,
+                      const std::string& path, const ExportOptions& opts = {});
 // The same model as serialized bytes (weights inline; for tests and in-memory use).
 std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
                               const ExportOptions& opts = {});

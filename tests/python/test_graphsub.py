@@ -94,6 +94,23 @@ def test_default_target_is_onnx_runtime_guarded_by_a_timing(cache_dir):
     assert report["onnx_ops"]["after"] == len(model.graph.node)
 
 
+def test_ort_contrib_ops_reports_what_it_fused(cache_dir):
+    model, report = graphsub.optimize(conv_relu_model(), cache_dir=cache_dir, budget=100,
+                                      ort_contrib_ops=True)
+    assert report["options"]["target"] == "ort"  # else ort_contrib_ops is an error
+    assert report["options"]["ort_contrib_ops"] == "true"
+    assert report["ort_contrib_ops"]["sites"] == []  # no attention in a conv
+    verdict = report["timings"]["ort_contrib_ops"]["verdict"]
+    assert "no attention" in verdict and not report["timings"]["ort_contrib_ops"]["written"]
+    assert all(n.domain in ("", "ai.onnx") for n in model.graph.node)
+
+
+def test_ort_contrib_ops_need_the_ort_target(cache_dir):
+    with pytest.raises(ValueError, match="--ort-contrib-ops: .* --target ort only"):
+        graphsub.optimize(conv_relu_model(), cache_dir=cache_dir, target="onednn",
+                          ort_contrib_ops=True)
+
+
 def test_optimize_takes_bytes_or_a_path_alike(model_file, cache_dir):
     from_path, report_path = graphsub.optimize(model_file, cache_dir=cache_dir, **DETERMINISTIC)
     from_bytes, report_bytes = graphsub.optimize(model_file.read_bytes(), cache_dir=cache_dir,

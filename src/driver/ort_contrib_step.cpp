@@ -1,0 +1,112 @@
+#include "driver/ort_contrib_step.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "core/error.h"
+#include "driver/latency_guard_step.h"
+#include "driver/scratch_dir.h"
+#include "onnx/ort_attention_fusion.h"
+
+namespace graphsub::driver {
+namespace {
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  if (!out.flush()) throw Error(fmt::format("cannot write {}", path));
+}
+
+std::string worst_output(const ort::RuntimeComparison& c) {
+  for (const auto& o : c.outputs)
+    if (!o.match)
+      return o.note.empty() ? fmt::format("output '{}': max abs diff {:.3g} at magnitude {:.3g}",
+                                          o.name, o.max_abs_diff, o.max_abs_value)
+                            : fmt::format("output '{}': {}", o.name, o.note);
+  return "";
+}
+
+}  // namespace
+
+ContribStep run_ort_contrib_step(ort::Worker& worker, std::string& model_bytes,
+                                 const ort::CompareOptions& check, const std::vector<int64_t>& dims,
+                                 int guard_runs, Reporter& rep) {
+  ContribStep step;
+  AttentionFusion fused = fuse_ort_attention(model_bytes, "the model to write");
+  step.sites = fused.sites;
+  if (fused.sites.empty()) {
+    step.verdict =
+        "--ort-contrib-ops: no attention that ONNX Runtime leaves unfused was found; the model "
+        "is written without com.microsoft operators";
+    return step;
+  }
+  std::string what =
+      fmt::format("{} attention(s) fused into com.microsoft Attention", fused.sites.size());
+  rep.progress("contrib", 0, 0, what + ": checking and timing them in ONNX Runtime");
+  ScratchDir dir("graphsub-contrib");
+  std::string plain = dir.file("unfused.onnx"), candidate = dir.file("fused.onnx");
+  write_file(plain, model_bytes);
+  write_file(candidate, fused.model_bytes);
+  for (int64_t dim : dims) {
+    ort::CompareOptions at = check;
+    at.dim = dim;
+    try {
+      step.checks.push_back(ort::compare_in_runtime(worker, plain, candidate, at));
+    } catch (const Error& e) {
+      step.verdict = fmt::format(
+          "{}, but ONNX Runtime cannot run the result ({}); it is not written", what, e.what());
+      rep.warn(step.verdict);
+      return step;
+    }
+    if (!step.checks.back().match) {
+      step.verdict = fmt::format(
+          "{}, but the result does NOT compute what the unfused model computes in ONNX Runtime "
+          "({}{}); it is not written",
+          what, worst_output(step.checks.back()),
+          dims.size() > 1 ? fmt::format(", symbolic dimensions at {}", dim) : "");
+      rep.warn(step.verdict);
+      return step;
+    }
+  }
+  // As graphsub's own check says: an output that is 0 on every input (zero weights, as in an
+  // untrained classifier head) cannot tell a wrong fusion from a right one.
+  for (const auto& o : step.checks.front().outputs)
+    if (o.max_abs_value == 0)
+      rep.warn(fmt::format(
+          "--ort-contrib-ops: the model's '{}' is 0 on every input set, so the check in ONNX "
+          "Runtime cannot tell a wrong fusion from a right one (zero weights?)",
+          o.name));
+  if (guard_runs != 0) {
+    ort::GuardOptions g;
+    if (guard_runs > 0) {
+      g.runs = guard_runs;
+    } else {
+      worker.call({{"op", "load"}, {"id", "probe"}, {"path", plain}, {"threads", 1}});
+      auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
+      worker.call({{"op", "unload"}, {"id", "probe"}});
+      g.runs = default_guard_runs(t.at("ms").at("probe").at(0).get<double>(), 3);
+    }
+    step.timing = ort::guard_latency(worker, plain, {candidate}, g);
+    if (step.timing->chosen < 0) {
+      step.verdict = fmt::format(
+          "{}, but that is slower in {} ({:.3f} ms against {:.3f} ms unfused, beyond the noise "
+          "band of {:.1f}%): the unfused model is written",
+          what, step.timing->runtime, step.timing->candidates[0].median_ms,
+          step.timing->original_ms, 100 * step.timing->noise);
+      return step;
+    }
+  }
+  step.written = true;
+  model_bytes = std::move(fused.model_bytes);
+  step.verdict =
+      step.timing ? fmt::format(
+                        "{}: {:.3f} ms -> {:.3f} ms in {} ({:.3f}x; noise band {:.1f}%); the file "
+                        "now needs ONNX Runtime",
+                        what, step.timing->original_ms, step.timing->candidates[0].median_ms,
+                        step.timing->runtime, step.timing->speedup(), 100 * step.timing->noise)
+                  : what + " (not timed: --guard-runs 0); the file now needs ONNX Runtime";
+  return step;
+}
+
+}  // namespace graphsub::driver

@@ -1,0 +1,36 @@
+#include "ort/runtime_compare.h"
+
+namespace graphsub::ort {
+
+RuntimeComparison compare_in_runtime(Worker& worker, const std::string& reference,
+                                     const std::string& candidate, const CompareOptions& opts) {
+  const char* ids[] = {"compare_reference", "compare_candidate"};
+  worker.call(
+      {{"op", "load"}, {"id", ids[0]}, {"path", reference}, {"threads", 1}, {"dim", opts.dim}});
+  worker.call(
+      {{"op", "load"}, {"id", ids[1]}, {"path", candidate}, {"threads", 1}, {"dim", opts.dim}});
+  nlohmann::json reply = worker.call({{"op", "compare"},
+                                      {"ids", {ids[0], ids[1]}},
+                                      {"sets", opts.sets},
+                                      {"seed", opts.seed},
+                                      {"rtol", opts.rtol},
+                                      {"atol", opts.atol}});
+  for (const char* id : ids) worker.call({{"op", "unload"}, {"id", id}});
+  RuntimeComparison r;
+  r.match = reply.at("match").get<bool>();
+  r.sets = opts.sets;
+  r.dim = opts.dim;
+  for (const auto& o : reply.at("outputs")) {
+    OutputComparison c;
+    c.name = o.at("name").get<std::string>();
+    c.max_abs_diff = o.at("max_abs_diff").get<double>();
+    c.max_rel_diff = o.at("max_rel_diff").get<double>();
+    c.max_abs_value = o.at("max_abs_value").get<double>();
+    c.match = o.at("match").get<bool>();
+    c.note = o.value("note", "");
+    r.outputs.push_back(std::move(c));
+  }
+  return r;
+}
+
+}  // namespace graphsub::ort
