@@ -224,5 +224,31 @@ TEST(OrtAttentionFusion, TheOptimizeJobReportsTheFusionAndWritesWhatItChose) {
   EXPECT_EQ(op_types(bytes)["com.microsoft:Attention"], attention);
 }
 
+// Symbolic sequence and batch: torch computes the second layer's shapes (Shape, Gather,
+// Concat), which ONNX shape inference does not carry through; the ranks are propagated
+// instead. Untimed (--guard-runs 0), so the fused file is written whenever it checks equal.
+TEST(OrtAttentionFusion, SymbolicSequenceAndBatchAreFusedAndHoldAtTwoValues) {
+  std::string model = testing::torchvision_model("transformer_encoder", 8, /*dynamic=*/true);
+  std::string dir = scratch_dir("attention_fusion");
+  std::string out = dir + "/encoder_dynamic.onnx", log;
+  ASSERT_EQ(testing::run_command(
+                fmt::format("{} optimize {} -o {} --ort-contrib-ops {} "
+                            "--guard-runs 0 --cache-dir {}/cache",
+                            testing::graphsub_bin(), model, out, testing::kSmallSearch, dir),
+                &log),
+            0)
+      << log;
+  EXPECT_NE(log.find("ort contrib ops: 2 attention(s) fused"), std::string::npos) << log;
+  std::ifstream written_file(out, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(written_file)), {});
+  EXPECT_EQ(op_types(bytes)["com.microsoft:Attention"], 2);
+  for (int dim : {1, 4}) {
+    int rc = testing::run_command(fmt::format("node {} {} {} --inputs 2 --time 0 --dim {}",
+                                              testing::tool("ort_crosscheck.js"), model, out, dim),
+                                  &log);
+    EXPECT_EQ(rc, 0) << "symbolic dimensions at " << dim << ":\n" << log;
+  }
+}
+
 }  // namespace
 }  // namespace graphsub

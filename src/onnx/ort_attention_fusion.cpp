@@ -33,7 +33,7 @@ std::map<std::string, Dims> inferred_shapes(const onnx::ModelProto& m, const std
       [&] {
         onnx::ModelProto copy = m;
         onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                            /*data_prop=*/false);
+                                            /*data_prop=*/true);
         onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
         onnx::GraphProto types;
         *types.mutable_input() = copy.graph().input();
@@ -121,6 +121,54 @@ const onnx::AttributeProto* attribute(const NodeProto& n, const char* name) {
   for (const auto& a : n.attribute())
     if (a.name() == name) return &a;
   return nullptr;
+}
+
+// Ranks where shape inference lost the shape (ONNX 1.12 does not carry a computed shape,
+// Shape -> Gather -> Concat -> Reshape, through; torch writes those for symbolic batches):
+// propagated in node order through the operators a transformer layer is made of.
+void fill_unknown_ranks(const onnx::GraphProto& g, std::map<std::string, Dims>& shapes) {
+  static const std::set<std::string> same_rank = {
+      "Relu", "Sqrt",    "Erf",      "Tanh", "Sigmoid",   "Exp",        "Log", "Neg",
+      "Abs",  "Softmax", "Identity", "Cast", "Transpose", "Reciprocal", "Gelu"};
+  static const std::set<std::string> broadcast = {"Add", "Sub", "Mul", "Div",
+                                                  "Pow", "Max", "Min", "Where"};
+  for (const auto& t : g.initializer())
+    if (!shapes.count(t.name())) {
+      Dims dims;
+      for (int64_t d : t.dims()) dims.push_back({d, ""});
+      shapes[t.name()] = std::move(dims);
+    }
+  auto rank = [&](const std::string& t) -> int64_t {
+    auto it = shapes.find(t);
+    return it == shapes.end() ? -1 : static_cast<int64_t>(it->second.size());
+  };
+  for (const NodeProto& n : g.node()) {
+    if (n.output_size() == 0 || n.input_size() == 0 || shapes.count(n.output(0))) continue;
+    const std::string& op = n.op_type();
+    int64_t r = -1;
+    if (same_rank.count(op)) {
+      r = rank(n.input(0));
+    } else if (broadcast.count(op) || op == "MatMul") {
+      for (const auto& in : n.input()) {
+        int64_t ri = rank(in);
+        if (ri < 0) {
+          r = -1;
+          break;
+        }
+        r = std::max(r, ri);
+      }
+      if (op == "MatMul" && r < 2) r = -1;
+    } else if (op.rfind("Reduce", 0) == 0) {
+      const auto* keep = attribute(n, "keepdims");
+      if (!keep || keep->i() != 0) r = rank(n.input(0));
+    } else if (op == "Gemm") {
+      r = 2;
+    } else if (op == "Reshape" && n.input_size() == 2) {
+      auto it = shapes.find(n.input(1));
+      if (it != shapes.end() && it->second.size() == 1) r = it->second[0].value;
+    }
+    if (r >= 0) shapes[n.output(0)] = Dims(static_cast<size_t>(r));
+  }
 }
 
 bool is_transpose(const NodeProto* n, std::vector<int64_t> perm) {
@@ -233,10 +281,13 @@ std::optional<Match> match_attention(const GraphIndex& gi,
       hv->hi < 3 * e)
     return std::nullopt;
 
-  // x is [seq, batch, E] (so the last axis is the one sliced); each head's reshape splits E
-  // into [heads, head] and keeps seq first.
+  // x is [seq, batch, E] (so the last axis is the one sliced; its size, where inference lost
+  // it behind symbolic reshapes, is E because x times W is valid); each head's reshape splits
+  // E into [heads, head] and keeps seq first.
   auto xs = shapes.find(m.x);
-  if (xs == shapes.end() || xs->second.size() != 3 || xs->second[2].value != e) return std::nullopt;
+  if (xs == shapes.end() || xs->second.size() != 3 ||
+      (xs->second[2].value >= 0 && xs->second[2].value != e))
+    return std::nullopt;
   const Dim &seq = xs->second[0], &batch = xs->second[1];
   const std::vector<int64_t>& r = hq->shape;
   if (hk->shape != r || hv->shape != r || r[2] <= 0 || e % r[2] != 0) return std::nullopt;
@@ -330,6 +381,7 @@ AttentionFusion fuse_ort_attention(const std::string& model_bytes, const std::st
     return result;
   }
   std::map<std::string, Dims> shapes = inferred_shapes(model, label);
+  fill_unknown_ranks(model.graph(), shapes);
   GraphIndex gi(model.graph());
   std::vector<Match> matches;
   std::set<const NodeProto*> taken;
