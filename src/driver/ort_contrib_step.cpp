@@ -27,6 +27,22 @@ std::string worst_output(const ort::RuntimeComparison& c) {
   return "";
 }
 
+// The fused file against the unfused one, as the latency guard times the original against
+// candidates (`runs` -1: the guard's default for a model of that run time).
+ort::GuardResult time_against_unfused(ort::Worker& worker, const std::string& plain,
+                                      const std::string& fused, int runs) {
+  ort::GuardOptions g;
+  if (runs > 0) {
+    g.runs = runs;
+  } else {
+    worker.call({{"op", "load"}, {"id", "probe"}, {"path", plain}, {"threads", 1}});
+    auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
+    worker.call({{"op", "unload"}, {"id", "probe"}});
+    g.runs = default_guard_runs(t.at("ms").at("probe").at(0).get<double>(), 3);
+  }
+  return ort::guard_latency(worker, plain, {fused}, g);
+}
+
 }  // namespace
 
 ContribStep run_ort_contrib_step(ort::Worker& worker, std::string& model_bytes,
@@ -79,16 +95,14 @@ ContribStep run_ort_contrib_step(ort::Worker& worker, std::string& model_bytes,
           "Runtime cannot tell a wrong fusion from a right one (zero weights?)",
           o.name));
   if (guard_runs != 0) {
-    ort::GuardOptions g;
-    if (guard_runs > 0) {
-      g.runs = guard_runs;
-    } else {
-      worker.call({{"op", "load"}, {"id", "probe"}, {"path", plain}, {"threads", 1}});
-      auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
-      worker.call({{"op", "unload"}, {"id", "probe"}});
-      g.runs = default_guard_runs(t.at("ms").at("probe").at(0).get<double>(), 3);
+    try {
+      step.timing = time_against_unfused(worker, plain, candidate, guard_runs);
+    } catch (const Error& e) {
+      step.verdict = fmt::format(
+          "{}, but ONNX Runtime failed timing the result ({}); it is not written", what, e.what());
+      rep.warn(step.verdict);
+      return step;
     }
-    step.timing = ort::guard_latency(worker, plain, {candidate}, g);
     if (step.timing->chosen < 0) {
       step.verdict = fmt::format(
           "{}, but that is slower in {} ({:.3f} ms against {:.3f} ms unfused, beyond the noise "
