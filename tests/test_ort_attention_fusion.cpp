@@ -158,6 +158,22 @@ TEST(OrtAttentionFusion, SlicesOutOfOrderAreNotAttention) {
   EXPECT_TRUE(fuse_ort_attention(b.bytes(), "mha").sites.empty());
 }
 
+TEST(OrtAttentionFusion, AnotherDomainsOperatorIsNotTakenForItsNamesake) {
+  OnnxBuilder b = mha_model({});
+  for (auto& n : *b.g().mutable_node())  // a custom op with a "perm" of its own
+    if (n.name() == "context_transpose") n.set_domain("com.example");
+  EXPECT_TRUE(fuse_ort_attention(b.bytes(), "mha").sites.empty());
+}
+
+// ONNX shape inference refuses a model with an operator of a domain it has no opset import
+// for; the shapes then come from the declared inputs, and the attention is still found.
+TEST(OrtAttentionFusion, AnUnknownOperatorElsewhereDoesNotStopTheFusion) {
+  OnnxBuilder b = mha_model({});
+  b.node("Custom", {"x"}, {"side"}, "custom").set_domain("com.example");
+  b.output_untyped("side");
+  EXPECT_EQ(fuse_ort_attention(b.bytes(), "mha").sites.size(), 1u);
+}
+
 TEST(OrtAttentionFusion, TheCheckInOnnxRuntimeCatchesAWrongFusion) {
   std::string original = mha_model({}).bytes();
   onnx::ModelProto fused;

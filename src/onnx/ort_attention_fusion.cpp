@@ -19,6 +19,10 @@ namespace {
 
 using onnx::NodeProto;
 
+bool default_domain(const NodeProto& n) {
+  return n.domain().empty() || n.domain() == "ai.onnx";
+}
+
 // A dimension as ONNX shape inference left it: a value, a symbol, or neither (unknown).
 struct Dim {
   int64_t value = -1;
@@ -27,23 +31,34 @@ struct Dim {
 using Dims = std::vector<Dim>;
 
 // Shapes of every tensor shape inference could type, by name. Run in a child process
-// (onnx/isolated_call.h): the model may hold opaque nodes copied from an untrusted file.
+// (onnx/isolated_call.h): the model may hold opaque nodes copied from an untrusted file. Where
+// inference gives up on the model (an operator of a domain it has no schemas for, say), only
+// the declared inputs and outputs are typed, and ranks are propagated from them
+// (fill_unknown_ranks).
 std::map<std::string, Dims> inferred_shapes(const onnx::ModelProto& m, const std::string& label) {
-  std::string typed = run_isolated(
-      [&] {
-        onnx::ModelProto copy = m;
-        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                            /*data_prop=*/true);
-        onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
-        onnx::GraphProto types;
-        *types.mutable_input() = copy.graph().input();
-        *types.mutable_value_info() = copy.graph().value_info();
-        *types.mutable_output() = copy.graph().output();
-        return types.SerializeAsString();
-      },
-      fmt::format("ONNX shape inference of {}", label), 120);
   onnx::GraphProto types;
-  if (!types.ParseFromString(typed)) throw Error(fmt::format("{}: shape inference failed", label));
+  try {
+    std::string typed = run_isolated(
+        [&] {
+          onnx::ModelProto copy = m;
+          onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
+                                              /*data_prop=*/true);
+          onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
+          onnx::GraphProto inferred;
+          *inferred.mutable_input() = copy.graph().input();
+          *inferred.mutable_value_info() = copy.graph().value_info();
+          *inferred.mutable_output() = copy.graph().output();
+          return inferred.SerializeAsString();
+        },
+        fmt::format("ONNX shape inference of {}", label), 120);
+    if (!types.ParseFromString(typed)) types.Clear();
+  } catch (const Error&) {
+    types.Clear();
+  }
+  if (types.input_size() == 0 && types.output_size() == 0) {
+    *types.mutable_input() = m.graph().input();
+    *types.mutable_output() = m.graph().output();
+  }
   std::map<std::string, Dims> shapes;
   auto add = [&](const onnx::ValueInfoProto& v) {
     if (!v.type().has_tensor_type() || !v.type().tensor_type().has_shape()) return;
@@ -74,8 +89,7 @@ class GraphIndex {
     auto it = producer_.find(t);
     if (it == producer_.end()) return nullptr;
     const NodeProto& n = graph_->node(it->second);
-    bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
-    return default_domain && n.op_type() == op_type ? &n : nullptr;
+    return default_domain(n) && n.op_type() == op_type ? &n : nullptr;
   }
   int producer_index(const std::string& t) const { return producer_.at(t); }
   // Readers of `t`: nodes (once per input slot) and graph outputs.
@@ -172,7 +186,8 @@ void fill_unknown_ranks(const onnx::GraphProto& g, std::map<std::string, Dims>& 
 }
 
 bool is_transpose(const NodeProto* n, std::vector<int64_t> perm) {
-  const onnx::AttributeProto* p = n ? attribute(*n, "perm") : nullptr;
+  if (!n || n->op_type() != "Transpose" || !default_domain(*n)) return false;
+  const onnx::AttributeProto* p = attribute(*n, "perm");
   return p && std::vector<int64_t>(p->ints().begin(), p->ints().end()) == perm;
 }
 
@@ -232,7 +247,8 @@ std::optional<Match> match_attention(const GraphIndex& gi,
   const NodeProto* scores = gi.producer(softmax.input(0), "MatMul");
   if (!scores || gi.readers(softmax.input(0)) != 1) return std::nullopt;
   const NodeProto* context = gi.only_reader(softmax.output(0));
-  if (!context || context->op_type() != "MatMul" || context->input(0) != softmax.output(0))
+  if (!context || context->op_type() != "MatMul" || !default_domain(*context) ||
+      context->input(0) != softmax.output(0))
     return std::nullopt;
   m.out_transpose = gi.only_reader(context->output(0));
   if (!is_transpose(m.out_transpose, {1, 0, 2})) return std::nullopt;
@@ -386,7 +402,7 @@ AttentionFusion fuse_ort_attention(const std::string& model_bytes, const std::st
   std::vector<Match> matches;
   std::set<const NodeProto*> taken;
   for (const NodeProto& n : model.graph().node()) {
-    if (n.op_type() != "Softmax" || !(n.domain().empty() || n.domain() == "ai.onnx")) continue;
+    if (n.op_type() != "Softmax" || !default_domain(n)) continue;
     auto m = match_attention(gi, shapes, n);
     if (!m || std::any_of(m->removed.begin(), m->removed.end(),
                           [&](const NodeProto* p) { return taken.count(p); }))
