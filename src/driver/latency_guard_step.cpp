@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "core/error.h"
@@ -24,6 +23,12 @@ int default_guard_runs(double one_run_ms, size_t models) {
   return static_cast<int>(std::clamp(fit, double(kMinGuardRuns), double(kDefaultGuardRuns)));
 }
 
+double time_probe(ort::Worker& worker) {
+  auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
+  worker.call({{"op", "unload"}, {"id", "probe"}});
+  return t.at("ms").at("probe").at(0).get<double>();
+}
+
 GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
                             const std::vector<GuardCandidate>& candidates,
                             double original_predicted_ms, const std::string& original_path,
@@ -31,13 +36,8 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
                             Reporter& rep) {
   GuardStep step;
   ScratchDir dir;
-  std::string original = original_path;
-  if (original.empty()) {
-    original = dir.file("original.onnx");
-    std::ofstream out(original, std::ios::binary);
-    out << *model_bytes;
-    if (!out.flush()) throw Error(fmt::format("cannot write {}", original));
-  }
+  std::string original =
+      original_path.empty() ? dir.write("original.onnx", *model_bytes) : original_path;
   // The candidates are written on this process's threads while ONNX Runtime, in its own
   // process, loads the original: for a large model each takes seconds (NasNet-A, 154 MB:
   // about 1.7 s per file). The worker times nothing until they are written, so the probe's
@@ -71,9 +71,7 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
   double probe_ms = 0;
   if (cannot_run.empty()) {
     try {
-      auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
-      probe_ms = t.at("ms").at("probe").at(0).get<double>();
-      worker.call({{"op", "unload"}, {"id", "probe"}});
+      probe_ms = time_probe(worker);
     } catch (const Error& e) {
       cannot_run = e.what();
     }

@@ -31,6 +31,10 @@ struct GuardCandidate {
 // `models` models takes about 12 s, never fewer than 5.
 int default_guard_runs(double one_run_ms, size_t models);
 
+// One timed run (after one warm-up) of the model the worker has loaded as "probe", in ms; the
+// model is unloaded after. What default_guard_runs() scales by.
+double time_probe(ort::Worker& worker);
+
 // `original_path`: the input file, or "" with the model in `model_bytes`. `candidates`: the
 // search's choice first, then its runners-up, cheapest predicted first. `runs` <= 0: the
 // default (kDefaultGuardRuns, fewer for models whose one run takes long).

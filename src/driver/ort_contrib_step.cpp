@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-
 #include "core/error.h"
 #include "driver/latency_guard_step.h"
 #include "driver/scratch_dir.h"
@@ -11,12 +9,6 @@
 
 namespace graphsub::driver {
 namespace {
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-  if (!out.flush()) throw Error(fmt::format("cannot write {}", path));
-}
 
 std::string worst_output(const ort::RuntimeComparison& c) {
   for (const auto& o : c.outputs)
@@ -36,9 +28,7 @@ ort::GuardResult time_against_unfused(ort::Worker& worker, const std::string& pl
     g.runs = runs;
   } else {
     worker.call({{"op", "load"}, {"id", "probe"}, {"path", plain}, {"threads", 1}});
-    auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
-    worker.call({{"op", "unload"}, {"id", "probe"}});
-    g.runs = default_guard_runs(t.at("ms").at("probe").at(0).get<double>(), 3);
+    g.runs = default_guard_runs(time_probe(worker), 3);
   }
   return ort::guard_latency(worker, plain, {fused}, g);
 }
@@ -62,9 +52,8 @@ ContribStep run_ort_contrib_step(ort::Worker& worker, std::string& model_bytes,
       fmt::format("{} attention(s) fused into com.microsoft Attention", fused.sites.size());
   rep.progress("contrib", 0, 0, what + ": checking and timing them in ONNX Runtime");
   ScratchDir dir("graphsub-contrib");
-  std::string plain = dir.file("unfused.onnx"), candidate = dir.file("fused.onnx");
-  write_file(plain, model_bytes);
-  write_file(candidate, fused.model_bytes);
+  std::string plain = dir.write("unfused.onnx", model_bytes);
+  std::string candidate = dir.write("fused.onnx", fused.model_bytes);
   for (int64_t dim : dims) {
     ort::CompareOptions at = check;
     at.dim = dim;

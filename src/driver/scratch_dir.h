@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "core/error.h"
@@ -26,6 +27,14 @@ class ScratchDir {
   ScratchDir(const ScratchDir&) = delete;
   ScratchDir& operator=(const ScratchDir&) = delete;
   std::string file(const std::string& name) const { return path_ + "/" + name; }
+  // Writes `bytes` to the file `name` in the folder; returns its path.
+  std::string write(const std::string& name, const std::string& bytes) const {
+    std::string path = file(name);
+    std::ofstream out(path, std::ios::binary);
+    out << bytes;
+    if (!out.flush()) throw Error(fmt::format("cannot write {}", path));
+    return path;
+  }
 
  private:
   std::string path_;
