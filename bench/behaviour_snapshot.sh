@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$root"
 for m in resnet50 resnext50 nasnet_a nasrnn bert inception_v3 squeezenet vgg19; do
   "$bin" -q optimize --model "$m" --runs 0 --dot "$tmp/$m" --report-json "$tmp/$m.json" >/dev/null
-  /usr/bin/python3 - "$m" "$tmp/$m.json" "$tmp/$m/optimized.dot" <<'PY'
+  "${PYTHON:-.venv/bin/python}" - "$m" "$tmp/$m.json" "$tmp/$m/optimized.dot" <<'PY'
 import hashlib, json, sys
 m, rep, dot = sys.argv[1:]
 j = json.load(open(rep))

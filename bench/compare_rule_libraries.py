@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Compares an old-style generated library (each direction a `(rule gen-N ...)`) with the
 library graphsub loads now (each equality stored once, its directions derived at load).
 

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes an N-node chain ONNX model, for measuring how the optimizer scales with model size.
 
     bench/make_chain.py N OUT.onnx [--mix]
@@ -6,7 +6,7 @@
 Plain: x -> Relu -> Relu -> ... (N Relu nodes), input float[1,64].
 --mix: a repeating block of MatMul (16x16 weight), Add (bias), Relu, input float[1,16], cut
 to N nodes; rules such as fusing the activation into the MatMul apply
-at every block. Needs Debian's python3-onnx (/usr/bin/python3).
+at every block. Needs the project venv's onnx (.venv/bin/python).
 """
 import sys
 

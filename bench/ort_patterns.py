@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Which rewrites does ONNX Runtime do itself, which does graphsub add, and what do they pay?
 
-Usage: /usr/bin/python3 bench/ort_patterns.py [--out DIR] [--runs N] [--threads T] [PATTERN ...]
+Usage: .venv/bin/python bench/ort_patterns.py [--out DIR] [--runs N] [--threads T] [PATTERN ...]
 
 For each pattern below (a small ONNX model holding one rewrite opportunity, opset 13, seeded
 random weights) this

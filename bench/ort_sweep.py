@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """ONNX Runtime sweep: original against graphsub-optimized models where users run them.
 
-Usage: /usr/bin/python3 bench/ort_sweep.py [--out DIR] [--runs N] [--threads T] [--cold]
+Usage: .venv/bin/python bench/ort_sweep.py [--out DIR] [--runs N] [--threads T] [--cold]
                                            [--correlation] [--flags "OPTIMIZE FLAGS"] [MODEL ...]
 Models: tv:NAME (a torchvision classifier exported by tools/export_torchvision.py at opset 13,
 random weights), builtin:NAME (a built-in model written by `graphsub export-onnx`), or a path
@@ -83,7 +83,7 @@ def original_file(model, out, graphsub):
     kind, _, name = model.partition(":")
     if kind == "tv":
         d = os.path.join(out, "torchvision")
-        res = subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "tools", "export_torchvision.py"),
+        res = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "export_torchvision.py"),
                               d, name], check=True, capture_output=True, text=True)
         return res.stdout.strip().splitlines()[-1], f"torchvision {name}"
     if kind == "builtin":

@@ -14,9 +14,8 @@ set(GRAPHSUB_CLI_LIBS graphsub_core graphsub_ops graphsub_ir graphsub_ref graphs
 
 
 # ONNX import/export (the only stage that talks to protobuf).
-find_package(Protobuf REQUIRED)
-find_package(ONNX CONFIG REQUIRED)
-graphsub_stage(graphsub_onnx DIRS onnx DEPS graphsub_ref graphsub_onednn onnx onnx_proto)
+include(cmake/onnx_dependency.cmake)
+graphsub_stage(graphsub_onnx DIRS onnx DEPS graphsub_ref graphsub_onednn ONNX::onnx ONNX::onnx_proto)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_onnx)
 
 # The rule language: terms, axioms, rules, instantiation as IR, bounded numeric checking.

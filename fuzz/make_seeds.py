@@ -1,8 +1,8 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Writes the fuzzing seeds of fuzz/corpus: one small model per operator the importer
 converts (src/onnx/import_*.cpp), a few attribute variants (ceil_mode, auto_pad, group),
 and models with external data in the fuzz harness's packed form (fuzz/fuzz_harness.h).
-Needs Debian's python3-onnx:  /usr/bin/python3 fuzz/make_seeds.py
+Needs the project venv's onnx:  .venv/bin/python fuzz/make_seeds.py
 The output is deterministic (fixed weights), so rerunning it rewrites the same files."""
 import os
 import struct

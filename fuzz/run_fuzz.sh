@@ -11,11 +11,13 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 build=${FUZZ_BUILD_DIR:-build-fuzz}
+# The project venv's CMake (ONNX's build needs 3.26; Debian 12 has 3.25), as in scripts/test.sh.
+cmake=cmake; [ -x .venv/bin/cmake ] && cmake=.venv/bin/cmake
 # -O1 -g1 as in the sanitizer suite: far quicker to build than -O2 -g.
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+"$cmake" -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
   -DCMAKE_CXX_COMPILER=clang++ \
   -DGRAPHSUB_FUZZ=ON -DGRAPHSUB_BENCH=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target fuzz_onnx_import
+"$cmake" --build "$build" -j"$(nproc)" --target fuzz_onnx_import
 mkdir -p "$build/corpus" "$build/artifacts"
 cp -n fuzz/corpus/* "$build/corpus/" 2>/dev/null || true
 # Leak checking is off: protobuf and ONNX's schema registry keep process-lifetime allocations.

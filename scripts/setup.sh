@@ -7,14 +7,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  build-essential cmake pkg-config git
-  libz3-dev libonnx-dev libprotobuf-dev protobuf-compiler
+  build-essential cmake pkg-config git ccache
+  libz3-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libxxhash-dev libgoogle-perftools-dev
   clang libclang-rt-14-dev   # the sanitizer suite and fuzz/run_fuzz.sh (one clang build)
-  python3-torch python3-torchvision python3-onnx
-  python3-dev pybind11-dev python3-pytest   # the Python module (python/) and its tests
+  python3-dev python3-venv   # the project's virtual environment (.venv) and the module
 )
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=()
@@ -33,23 +32,28 @@ if [ -f package.json ] && [ ! -d node_modules/onnxruntime-node ]; then
   ONNXRUNTIME_NODE_INSTALL=skip npm ci --no-audit --no-fund --loglevel=error
 fi
 
-BUILD_DIR=${BUILD_DIR:-build}
-cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" -j"$(nproc)"
+# The project's virtual environment: every Python package pinned in pyproject.toml (onnx,
+# onnxruntime, torch, transformers, timm, onnxscript, pytest, the build tools), from PyPI.
+# Nothing is written into a system interpreter's site folder.
+VENV=${GRAPHSUB_VENV:-.venv}
+[ -x "$VENV/bin/python" ] || /usr/bin/python3 -m venv "$VENV"
+build_pins=$(sed -n 's/^requires = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')
+# shellcheck disable=SC2086
+"$VENV/bin/pip" install -q --disable-pip-version-check $build_pins
+# ONNX's C++ library, the same release as the Python onnx, built once into ~/.cache/graphsub.
+scripts/build_onnx.sh "$VENV/bin/python" >/dev/null
 
-# `import graphsub` for Debian's /usr/bin/python3: a .pth file in its site folder names this
-# checkout's build/python, where the module is built (run setup again after moving the
-# checkout; the last checkout set up is the one imported). docs/python.md.
-py_site=$(/usr/bin/python3 -c 'import site; print(site.getsitepackages()[0])')
-py_dir=$(cd "$BUILD_DIR/python" && pwd)
-if [ "$(cat "$py_site/graphsub.pth" 2>/dev/null)" != "$py_dir" ]; then
-  $SUDO mkdir -p "$py_site"
-  echo "$py_dir" | $SUDO tee "$py_site/graphsub.pth" >/dev/null
-  echo "setup: import graphsub now loads $py_dir (via $py_site/graphsub.pth)"
-fi
+# graphsub itself, as users install it: `pip install .` builds the C++ core (scikit-build-core)
+# and installs the module and the `graphsub` command into the venv, with the dev extras
+# (ccache shares the compiled objects with the build/ tree of scripts/test.sh).
+"$VENV/bin/pip" install -q --disable-pip-version-check ".[dev]"
+
+BUILD_DIR=${BUILD_DIR:-build}
+"$VENV/bin/cmake" -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+"$VENV/bin/cmake" --build "$BUILD_DIR" -j"$(nproc)"
 
 if [ "${1:-}" != "--no-run" ]; then
   # The main job: optimize a built-in model with the shipped rules, check the result on
   # random inputs, and time original and optimized graphs on the fast executor.
-  "$BUILD_DIR"/graphsub optimize --model squeezenet
+  "$VENV/bin/graphsub" optimize --model squeezenet
 fi

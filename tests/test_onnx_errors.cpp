@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "onnx/onnx_model.h"
+#include "onnx/operator_versions.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
@@ -71,11 +72,37 @@ TEST(OnnxErrors, TruncatedFilesAtEveryLength) {
 }
 
 TEST(OnnxErrors, UnsupportedOpsets) {
-  EXPECT_NE(import_error(small_model(9).bytes()).find("opset 9"), std::string::npos);
-  EXPECT_NE(import_error(small_model(18).bytes()).find("opset 18"), std::string::npos);
+  int64_t past = newest_onnx_opset() + 1;
+  std::string e = import_error(small_model(past).bytes());
+  EXPECT_NE(e.find(fmt::format("opset {}", past)), std::string::npos) << e;
+  EXPECT_NE(e.find(fmt::format("reads opsets 1 to {}", past - 1)), std::string::npos) << e;
   OnnxBuilder none = small_model();
   none.m.clear_opset_import();
-  EXPECT_NE(import_error(none.bytes()).find("imports no opset"), std::string::npos);
+  EXPECT_NE(import_error(none.bytes()).find("which the model does not import"), std::string::npos);
+}
+
+TEST(OnnxVersions, OperatorVersionsFollowTheModelsOpset) {
+  EXPECT_EQ(onnx_operator_version("Clip", 10), 6);
+  EXPECT_EQ(onnx_operator_version("Clip", 11), 11);
+  EXPECT_EQ(onnx_operator_version("ReduceMean", 23), 18);
+  EXPECT_EQ(onnx_operator_version("Expand", 7), std::nullopt);
+  EXPECT_TRUE(reads_operator_version("Clip", 6));
+  EXPECT_TRUE(reads_operator_version("Split", 18));
+  EXPECT_FALSE(reads_operator_version("Resize", 10));
+  EXPECT_FALSE(reads_operator_version("Upsample", 9));
+  EXPECT_FALSE(reads_operator_version("NoSuchOperator", 1));
+}
+
+TEST(OnnxVersions, AnUnreadFormIsKeptOpaqueWithItsReason) {
+  // Resize-10 takes its scales as input 1; Resize-11 reads input 1 as roi. Not misread: opaque.
+  OnnxBuilder b(10);
+  b.input("x", {1, 1, 2, 2});
+  b.init_floats("scales", {1, 1, 2, 2});
+  b.node("Resize", {"x", "scales"}, {"y"});
+  b.output("y", {1, 1, 4, 4});
+  auto m = import_onnx_bytes(b.bytes(), "");
+  ASSERT_EQ(m.summary.opaque.size(), 1u);
+  EXPECT_NE(m.summary.opaque[0].reason.find("Resize-10"), std::string::npos);
 }
 
 TEST(OnnxErrors, CyclesAreNamed) {

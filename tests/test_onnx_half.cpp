@@ -24,8 +24,9 @@ using testing::tool;
 
 std::string convert(const std::string& in, const std::string& out, const std::string& flag) {
   std::string log;
-  int rc = run_command(
-      fmt::format("/usr/bin/python3 {} {} {} {}", tool("convert_float16.py"), in, out, flag), &log);
+  int rc = run_command(fmt::format("{} {} {} {} {}", GRAPHSUB_TEST_PYTHON,
+                                   tool("convert_float16.py"), in, out, flag),
+                       &log);
   if (rc != 0) throw std::runtime_error("convert_float16.py failed:\n" + log);
   return out;
 }

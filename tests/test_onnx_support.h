@@ -72,13 +72,13 @@ inline std::string torchvision_model(const std::string& name, int size, bool dyn
   if (std::filesystem::exists(path)) return path;  // exported by an earlier run
   std::string out;
   int rc = run_command(
-      fmt::format("/usr/bin/python3 {} {} {} --size {}{}", tool("export_torchvision.py"), dir, name,
-                  size, dynamic ? " --dynamic" : ""),
+      fmt::format("{} {} {} {} --size {}{}", GRAPHSUB_TEST_PYTHON, tool("export_torchvision.py"),
+                  dir, name, size, dynamic ? " --dynamic" : ""),
       &out);
   if (rc != 0)
     throw std::runtime_error("exporting " + name +
-                             " failed (python3-torch and "
-                             "python3-torchvision installed?):\n" +
+                             " failed (the project venv's torch and torchvision, "
+                             "scripts/setup.sh):\n" +
                              out);
   return path;
 }

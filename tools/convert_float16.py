@@ -1,13 +1,13 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Converts a float32 ONNX model to float16 or bfloat16: every FLOAT initializer, Constant,
 graph input, output and value_info, and every Cast to FLOAT, takes the new element type.
 --to-float goes the other way (FLOAT16 and BFLOAT16 to FLOAT, exactly): ONNX Runtime's CPU
 provider has no bfloat16 kernels for MatMul, Add, Relu and the like, so a bfloat16 model is
 compared there after widening.
 
-Usage: /usr/bin/python3 tools/convert_float16.py IN.onnx OUT.onnx [--bfloat16 | --to-float]
-Values are rounded to nearest (ties to even). Run with Debian's /usr/bin/python3
-(python3-onnx, python3-numpy). Used by the tests to make half-precision models from the
+Usage: .venv/bin/python tools/convert_float16.py IN.onnx OUT.onnx [--bfloat16 | --to-float]
+Values are rounded to nearest (ties to even). Run with the project venv's python
+(onnx, numpy). Used by the tests to make half-precision models from the
 torchvision exports; onnxconverter-common does the same with more options but is not packaged.
 """
 import argparse

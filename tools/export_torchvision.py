@@ -1,7 +1,7 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Exports torchvision models with random weights (weights=None, no network) to ONNX.
 
-Usage: /usr/bin/python3 tools/export_torchvision.py OUT_DIR [MODEL ...] [--opset N] [--size S]
+Usage: .venv/bin/python tools/export_torchvision.py OUT_DIR [MODEL ...] [--opset N] [--size S]
                                                    [--dynamic]
 Models: any torchvision classifier by its constructor's name (resnet50, mobilenet_v2,
 vit_b_16, ...; default: resnet50 resnext50_32x4d squeezenet1_1 inception_v3), and
@@ -9,9 +9,9 @@ transformer_encoder (a 2-layer nn.TransformerEncoder, d_model 64, input [seq, ba
 Files are OUT_DIR/MODEL.onnx, or OUT_DIR/MODEL_S.onnx with --size S (input SxS instead
 of 224x224, 299x299 for inception_v3; smaller inputs make quick tests; vit_b_16 is built
 for that image size; for transformer_encoder S is the sequence length, default 8).
---dynamic exports the batch axis as the symbolic dimension "batch" (and the sequence axis
-of transformer_encoder as "seq"); the files are named MODEL[_S]_dynamic.onnx.
-Run with Debian's /usr/bin/python3 (python3-torch, python3-torchvision).
+--dynamic exports the batch axis as the symbolic dimension "batch"; the files are named
+MODEL[_S]_dynamic.onnx.
+Run with the project venv's python (scripts/setup.sh installs torch and torchvision there).
 Files already present are kept (delete them to re-export). Seeded: the same
 torchvision version gives the same weights.
 """
@@ -52,7 +52,10 @@ def export(name, out_dir, opset, size=None, dynamic=False):
     model = build(name, size)
     if name == "transformer_encoder":
         x = torch.randn(size, 1, 64)
-        axes = {0: "seq", 1: "batch"}
+        # Batch only: torch's TorchScript-based exporter writes the sequence length of its
+        # scaled_dot_product_attention as a constant (a file "dynamic" in seq fails at any
+        # other length in ONNX Runtime). bench/zoo exports seq-dynamic models with dynamo.
+        axes = {1: "batch"}
     else:
         x = torch.randn(1, 3, size, size)
         axes = {0: "batch"}
@@ -60,11 +63,17 @@ def export(name, out_dir, opset, size=None, dynamic=False):
     if dynamic:
         kwargs["dynamic_axes"] = {"input": axes, "logits": axes if x.dim() == 3 else {0: "batch"}}
     tmp = path + ".tmp"
-    # Gradients stay enabled for transformers: under no_grad, torch 1.13 takes its fused
-    # attention fast path, which has no ONNX export.
+    # The TorchScript-based exporter (dynamo=False), whose graphs the tests were written for;
+    # bench/zoo exports with both. Gradients stay enabled for transformers: under no_grad,
+    # torch takes its fused attention fast path, which that exporter cannot write.
     with torch.set_grad_enabled(name == "transformer_encoder" or name.startswith("vit_")):
+        # torch's attention is scaled_dot_product_attention, which that exporter writes from
+        # opset 14 on.
+        if name == "transformer_encoder" or name.startswith(("vit_", "swin_", "maxvit_")):
+            opset = max(opset, 14)
         torch.onnx.export(model, x, tmp, opset_version=opset, input_names=["input"],
-                          output_names=["logits"], do_constant_folding=True, **kwargs)
+                          output_names=["logits"], do_constant_folding=True, dynamo=False,
+                          **kwargs)
     os.replace(tmp, path)
     return path
 

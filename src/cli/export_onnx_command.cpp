@@ -32,7 +32,7 @@ void add_export_onnx_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("-o,--output", o->output, "the ONNX file to write")->required();
   cmd->add_option("--opset", o->opset, "opset of the written model")
       ->capture_default_str()
-      ->check(CLI::Range(kMinOnnxOpset, kMaxOnnxOpset));
+      ->check(CLI::Range(kMinConvertedOpset, newest_onnx_opset()));
   cmd->add_flag("--external-data", o->external, "write the weights to OUT.onnx.data");
   cmd->callback([o, &flags] {
     driver::check_writable_file("-o", o->output);

@@ -149,9 +149,9 @@ void validate(const OnnxJobOptions& o) {
   if (o.check_executor != "onednn" && o.check_executor != "reference")
     throw OptionError(
         fmt::format("--check-executor {}: expected onednn or reference", o.check_executor));
-  if (o.opset != 0 && (o.opset < kMinOnnxOpset || o.opset > kMaxOnnxOpset))
-    throw OptionError(
-        fmt::format("--opset {}: expected {} to {}", o.opset, kMinOnnxOpset, kMaxOnnxOpset));
+  if (o.opset != 0 && (o.opset < kMinConvertedOpset || o.opset > newest_onnx_opset()))
+    throw OptionError(fmt::format("--opset {}: expected {} to {}", o.opset, kMinConvertedOpset,
+                                  newest_onnx_opset()));
   if (o.guard_runs != -1 && o.guard_runs != 0 && (o.guard_runs < 3 || o.guard_runs > 1000))
     throw OptionError(fmt::format(
         "--guard-runs {}: expected 0 (no guard) or 3 to 1000 timed runs (a median needs 3)",

@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "onnx/export_context.h"
 #include "onnx/opaque_attrs.h"
+#include "onnx/operator_versions.h"
 #include "onnx/tensor_proto.h"
 
 namespace graphsub {
@@ -29,9 +30,15 @@ struct Ctx {
   int64_t rank(size_t i) const { return static_cast<int64_t>(c.shape(n.inputs[i]).size()); }
 };
 
-// Clip of `from` to [lo, hi] into `to` (bounds as inputs: graphsub writes opsets 11 to 17);
-// an infinite bound is left out.
+// Clip of `from` to [lo, hi] into `to` (bounds as attributes before opset 11, as inputs from
+// 11); an infinite bound is left out.
 void write_clip(Ctx& x, const std::string& from, const std::string& to, double lo, double hi) {
+  if (x.c.opset < 11) {
+    NodeProto& node = x.node("Clip", {from}, {to});
+    if (std::isfinite(lo)) set_attr(node, "min", static_cast<float>(lo));
+    if (std::isfinite(hi)) set_attr(node, "max", static_cast<float>(hi));
+    return;
+  }
   std::vector<std::string> ins{
       from, std::isfinite(lo) ? x.c.float_const(x.base + "_min", static_cast<float>(lo)) : ""};
   if (std::isfinite(hi)) ins.push_back(x.c.float_const(x.base + "_max", static_cast<float>(hi)));
@@ -231,6 +238,11 @@ void resize(Ctx& x) {
   bool by_scales = static_cast<int64_t>(std::floor(static_cast<double>(xs[2]) * fsh)) == sizes[0] &&
                    static_cast<int64_t>(std::floor(static_cast<double>(xs[3]) * fsw)) == sizes[1] &&
                    static_cast<double>(fsh) == sh && static_cast<double>(fsw) == sw;
+  if (x.c.opset < 11)  // Resize-10 has no coordinate modes: its meaning differs
+    throw Error(
+        fmt::format("export: {} cannot be written at opset {} (Resize reads as "
+                    "graphsub's resize from opset 11)",
+                    x.base, x.c.opset));
   std::string roi = x.c.opset >= 13 ? "" : float_tensor(x, "roi", {0}, {});
   std::vector<std::string> ins{x.in[0], roi};
   if (by_scales) {
@@ -283,6 +295,17 @@ void split(Ctx& x) {
 
 void slice(Ctx& x) {
   const Attrs& a = x.n.attrs;
+  if (x.c.opset < 10) {  // Slice-1: attributes, and no steps
+    for (int64_t s : a.ints("steps"))
+      if (s != 1)
+        throw Error(fmt::format("export: {} has steps, which Slice cannot take at opset {}", x.base,
+                                x.c.opset));
+    NodeProto& node = x.node("Slice", {x.in[0]}, {x.out[0]});
+    set_attr(node, "starts", a.ints("starts"));
+    set_attr(node, "ends", a.ints("ends"));
+    if (!a.ints("axes").empty()) set_attr(node, "axes", a.ints("axes"));
+    return;
+  }
   std::vector<std::string> ins{x.in[0], x.c.int64_const(x.base + "_starts", a.ints("starts")),
                                x.c.int64_const(x.base + "_ends", a.ints("ends"))};
   bool steps = !a.ints("steps").empty();
@@ -296,11 +319,21 @@ void slice(Ctx& x) {
   x.node("Slice", ins, {x.out[0]});
 }
 
-void pad(Ctx& x) {
-  std::vector<std::string> ins{x.in[0], x.c.int64_const(x.base + "_pads", x.n.attrs.ints("pads"))};
-  double v = x.n.attrs.f("value");
-  if (v != 0) ins.push_back(x.c.float_const(x.base + "_value", static_cast<float>(v)));
+// Constant padding (pads and value as attributes before opset 11, as inputs from 11).
+void write_pad(Ctx& x, const std::vector<int64_t>& pads, double value) {
+  if (x.c.opset < 11) {
+    NodeProto& node = x.node("Pad", {x.in[0]}, {x.out[0]});
+    set_attr(node, "pads", pads);
+    if (value != 0) set_attr(node, "value", static_cast<float>(value));
+    return;
+  }
+  std::vector<std::string> ins{x.in[0], x.c.int64_const(x.base + "_pads", pads)};
+  if (value != 0) ins.push_back(x.c.float_const(x.base + "_value", static_cast<float>(value)));
   x.node("Pad", ins, {x.out[0]});
+}
+
+void pad(Ctx& x) {
+  write_pad(x, x.n.attrs.ints("pads"), x.n.attrs.f("value"));
 }
 
 template <bool Max>
@@ -337,28 +370,35 @@ void softmax(Ctx& x) {
   set_attr(x.node("Transpose", {soft}, {x.out[0]}), "perm", inv);
 }
 
-void reduce_mean_node(Ctx& x, const std::string& in, const std::string& out,
-                      const std::vector<int64_t>& axes, int64_t keep) {
-  NodeProto& node = x.node("ReduceMean", {in}, {out});
-  if (!axes.empty()) set_attr(node, "axes", axes);
+// A reduction whose axes are an attribute before `input_from` and an input from it on
+// (ReduceSum from opset 13, ReduceMean from 18).
+void reduce_node(Ctx& x, const char* op, int64_t input_from, const std::string& in,
+                 const std::string& out, const std::vector<int64_t>& axes, int64_t keep) {
+  std::vector<std::string> ins{in};
+  bool as_input = x.c.opset >= input_from;
+  if (as_input && !axes.empty()) ins.push_back(x.c.int64_const(out + "_axes", axes));
+  NodeProto& node = x.node(op, ins, {out});
+  if (!as_input && !axes.empty()) set_attr(node, "axes", axes);
   set_attr(node, "keepdims", keep);
 }
 
-void reduce_mean(Ctx& x) {
-  std::vector<int64_t> axes;
-  for (int64_t a : x.n.attrs.ints("axes")) axes.push_back(axis_of(x, a));
-  reduce_mean_node(x, x.in[0], x.out[0], axes, x.n.attrs.i("keepdims"));
+void reduce_mean_node(Ctx& x, const std::string& in, const std::string& out,
+                      const std::vector<int64_t>& axes, int64_t keep) {
+  reduce_node(x, "ReduceMean", 18, in, out, axes, keep);
 }
 
-// ReduceSum takes its axes as an input from opset 13 (ReduceMean only from 18).
-void reduce_sum(Ctx& x) {
+std::vector<int64_t> reduced_axes(Ctx& x) {
   std::vector<int64_t> axes;
   for (int64_t a : x.n.attrs.ints("axes")) axes.push_back(axis_of(x, a));
-  std::vector<std::string> ins{x.in[0]};
-  if (x.c.opset >= 13 && !axes.empty()) ins.push_back(x.c.int64_const(x.base + "_axes", axes));
-  NodeProto& node = x.node("ReduceSum", ins, {x.out[0]});
-  if (x.c.opset < 13 && !axes.empty()) set_attr(node, "axes", axes);
-  set_attr(node, "keepdims", x.n.attrs.i("keepdims"));
+  return axes;
+}
+
+void reduce_mean(Ctx& x) {
+  reduce_mean_node(x, x.in[0], x.out[0], reduced_axes(x), x.n.attrs.i("keepdims"));
+}
+
+void reduce_sum(Ctx& x) {
+  reduce_node(x, "ReduceSum", 13, x.in[0], x.out[0], reduced_axes(x), x.n.attrs.i("keepdims"));
 }
 
 void layernorm(Ctx& x) {
@@ -396,8 +436,7 @@ void enlarge(Ctx& x) {
   const Shape& ws = x.c.shape(x.n.inputs[0]);
   const auto& k = x.n.attrs.ints("kernel");
   int64_t dy = (k[0] - ws[2]) / 2, dx = (k[1] - ws[3]) / 2;
-  x.node("Pad", {x.in[0], x.c.int64_const(x.base + "_pads", {0, 0, dy, dx, 0, 0, dy, dx})},
-         {x.out[0]});
+  write_pad(x, {0, 0, dy, dx, 0, 0, dy, dx}, 0);
 }
 
 void opaque(Ctx& x) {
@@ -480,7 +519,15 @@ void write_operator(ExportContext& c, NodeId id, const std::vector<std::string>&
     throw Error(fmt::format("export: no ONNX form for {}", c.g.describe(id)));
   Ctx x{c, n, id, {}, outs, n.name.empty() ? fmt::format("{}_{}", n.op->name, id) : n.name};
   for (auto r : n.inputs) x.in.push_back(c.name(r));
+  int first = c.gp.node_size();
   it->second(x);
+  if (n.op->name == "opaque") return;  // written as it was read
+  // A file of an old opset gets only the operators that opset has (Expand from 8, Erf from
+  // 9): one it lacks is an error naming the node, never a node ONNX Runtime would refuse.
+  for (int i = first; i < c.gp.node_size(); ++i)
+    if (!onnx_operator_version(c.gp.node(i).op_type(), c.opset))
+      throw Error(fmt::format("export: {} cannot be written at opset {} (ONNX has no {} there)",
+                              x.base, c.opset, c.gp.node(i).op_type()));
 }
 
 }  // namespace graphsub

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
+#include <map>
 
 #include "core/error.h"
 #include "exec/precompute.h"
@@ -153,10 +155,16 @@ std::vector<NodeId> execution_order(const Graph& g) {
   return order;
 }
 
-// The IR version a model of this opset needs (and the newest onnx::checker here accepts).
+// The IR version a model of this opset needs: the one of the first ONNX release with that
+// opset (ONNX's release table), at least 4, whose graph inputs need not list the
+// initializers, and at least the source's. Never past the pinned release's onnx::IR_VERSION.
 int64_t ir_version_for(int64_t opset, int64_t source_ir) {
-  int64_t need = opset >= 15 ? 8 : opset >= 12 ? 7 : 6;
-  return std::min<int64_t>(std::max(need, source_ir), 8);
+  static const std::map<int64_t, int64_t> first_ir = {{7, 3},   {9, 4},   {10, 5},  {11, 6},
+                                                      {12, 7},  {15, 8},  {19, 9},  {21, 10},
+                                                      {23, 11}, {24, 12}, {25, 13}, {28, 14}};
+  auto it = first_ir.upper_bound(opset);
+  int64_t need = it == first_ir.begin() ? 3 : std::prev(it)->second;
+  return std::min<int64_t>(std::max({need, source_ir, int64_t{4}}), onnx::IR_VERSION);
 }
 
 class Exporter {
@@ -462,9 +470,9 @@ onnx::ModelProto Exporter::run() {
   g_.remove_dead();
   g_.compact();
   int64_t opset = opts_.opset ? opts_.opset : info_ && info_->opset() ? info_->opset() : 17;
-  if (opset < kMinOnnxOpset || opset > kMaxOnnxOpset)
+  if (opset < kMinOnnxOpset || opset > newest_onnx_opset())
     throw Error(fmt::format("export: opset {} is not supported ({} to {})", opset, kMinOnnxOpset,
-                            kMaxOnnxOpset));
+                            newest_onnx_opset()));
   onnx::GraphProto& gp = *m_.mutable_graph();
   gp.set_name(info_ && !info_->graph_name.empty() ? info_->graph_name : "graphsub");
   c_ = std::make_unique<ExportContext>(g_, gp, opset);

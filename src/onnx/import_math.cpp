@@ -122,13 +122,20 @@ std::optional<float> const_scalar(ImportContext& c, const NodeProto& n, int i, c
   return (*v)[0];
 }
 
-// Clip (opset 11+: bounds as inputs) with constant bounds: relu6 for [0, 6], relu for
-// [0, inf), else clip.
+// Clip (bounds as attributes before opset 11, as inputs from 11) with constant bounds: relu6 for
+// [0, 6], relu for [0, inf), else clip.
 std::vector<TensorRef> clip(ImportContext& c, const NodeProto& n) {
   TensorRef x = c.data(n, 0);
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  float lo = const_scalar(c, n, 1, "Clip's min").value_or(-kInf);
-  float hi = const_scalar(c, n, 2, "Clip's max").value_or(kInf);
+  float lo = -kInf, hi = kInf;
+  if (c.opset < 11) {  // Clip-6: the bounds are attributes
+    NodeAttrs at(n, ImportContext::label(n));
+    lo = at.f("min", -kInf);
+    hi = at.f("max", kInf);
+  } else {
+    lo = const_scalar(c, n, 1, "Clip's min").value_or(-kInf);
+    hi = const_scalar(c, n, 2, "Clip's max").value_or(kInf);
+  }
   if (lo == 0 && hi == 6) return {c.op(n, "relu6", {x})};
   if (lo == 0 && hi == kInf) return {c.op(n, "relu", {x})};
   return {

@@ -264,8 +264,10 @@ std::vector<TensorRef> resize(ImportContext& c, const NodeProto& n) {
   std::string mode = at.s("mode", "nearest");
   if (mode != "nearest" && mode != "linear") throw Decline{fmt::format("mode '{}'", mode)};
   std::string coord = at.s("coordinate_transformation_mode", "half_pixel");
-  if (coord == "tf_crop_and_resize" || coord == "tf_half_pixel_for_nn")
+  if (coord != "half_pixel" && coord != "asymmetric" && coord != "align_corners" &&
+      coord != "pytorch_half_pixel")
     throw Decline{fmt::format("coordinate_transformation_mode '{}'", coord)};
+  if (at.i("antialias", 0) != 0) throw Decline{"antialias"};
   if (at.i("exclude_outside", 0) != 0) throw Decline{"exclude_outside"};
   if (at.has("axes") || at.s("keep_aspect_ratio_policy", "stretch") != "stretch")
     throw Decline{"axes or keep_aspect_ratio_policy"};

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "core/error.h"
 #include "onnx/import_context.h"
@@ -57,6 +58,15 @@ std::vector<TensorRef> split(ImportContext& c, const NodeProto& n) {
   else if (c.has_input(n, 1))
     sizes = need_ints(c, n, 1, "split sizes");
   int64_t parts = n.output_size();
+  if (sizes.empty() && c.opset >= 18 && at.has("num_outputs")) {
+    // Split-18 by num_outputs: parts of ceil(d / n), the last one smaller when n does not
+    // divide d.
+    if (at.i("num_outputs", 0) != parts)
+      throw Error(fmt::format("{}: num_outputs {} but {} outputs", ImportContext::label(n),
+                              at.i("num_outputs", 0), parts));
+    int64_t d = xs[axis], each = parts > 0 ? (d + parts - 1) / parts : 0;
+    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::clamp<int64_t>(d - i * each, 0, each));
+  }
   if (sizes.empty()) {
     if (parts < 1 || xs[axis] % parts != 0)
       throw Error(fmt::format("{}: cannot split dimension {} of {} into {} equal parts",
@@ -67,11 +77,22 @@ std::vector<TensorRef> split(ImportContext& c, const NodeProto& n) {
     throw Error(fmt::format("{}: {} split sizes for {} outputs", ImportContext::label(n),
                             sizes.size(), parts));
   if (parts == 1) return {x};
+  if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) throw Decline{"an empty part"};
   return c.op_multi(n, "split", {x}, {{"axis", axis}, {"sizes", sizes}});
 }
 
 std::vector<TensorRef> slice(ImportContext& c, const NodeProto& n) {
   TensorRef x = c.data(n, 0);
+  if (c.opset < 10) {
+    // Slice-1: starts, ends and optional axes as attributes, no steps.
+    NodeAttrs at(n, ImportContext::label(n));
+    if (!at.has("starts") || !at.has("ends"))
+      throw Error(
+          fmt::format("{}: attributes 'starts' and 'ends' are required", ImportContext::label(n)));
+    Attrs a{{"starts", at.ints("starts", {})}, {"ends", at.ints("ends", {})}};
+    if (at.has("axes")) a.set("axes", at.ints("axes", {}));
+    return {c.op(n, "slice", {x}, std::move(a))};
+  }
   Attrs a{{"starts", need_ints(c, n, 1, "starts")}, {"ends", need_ints(c, n, 2, "ends")}};
   if (c.has_input(n, 3)) a.set("axes", need_ints(c, n, 3, "axes"));
   if (c.has_input(n, 4)) a.set("steps", need_ints(c, n, 4, "steps"));
@@ -201,12 +222,42 @@ std::vector<TensorRef> unsqueeze(ImportContext& c, const NodeProto& n) {
   return {reshape_to(c, n, x, s)};
 }
 
+// Pad-18's pads for the axes its `axes` input lists (begins, then ends), spread over all
+// axes as the earlier versions give them.
+std::vector<int64_t> pads_over_all_axes(ImportContext& c, const NodeProto& n,
+                                        const std::vector<int64_t>& pads) {
+  auto axes = need_ints(c, n, 3, "Pad's axes");
+  int64_t rank = static_cast<int64_t>(c.shape(c.input(n, 0)).size());
+  int64_t k = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * k)
+    throw Error(fmt::format("{}: {} pads for {} axes", ImportContext::label(n), pads.size(), k));
+  std::vector<int64_t> all(static_cast<size_t>(2 * rank), 0);
+  std::set<int64_t> seen;
+  for (int64_t i = 0; i < k; ++i) {
+    int64_t a = onnx_axis(n, axes[static_cast<size_t>(i)], rank);
+    if (!seen.insert(a).second)
+      throw Error(fmt::format("{}: axis {} is repeated", ImportContext::label(n), a));
+    all[static_cast<size_t>(a)] = pads[static_cast<size_t>(i)];
+    all[static_cast<size_t>(a + rank)] = pads[static_cast<size_t>(i + k)];
+  }
+  return all;
+}
+
 std::vector<TensorRef> pad(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
   std::string mode = at.s("mode", "constant");
   if (mode != "constant") throw Decline{fmt::format("Pad mode '{}'", mode)};
   TensorRef x = c.data(n, 0);
+  if (c.opset < 11) {
+    // Pad-2: pads and value as attributes.
+    if (!at.has("pads"))
+      throw Error(fmt::format("{}: attribute 'pads' is required", ImportContext::label(n)));
+    return {
+        c.op(n, "pad", {x},
+             {{"pads", at.ints("pads", {})}, {"value", static_cast<double>(at.f("value", 0))}})};
+  }
   auto pads = need_ints(c, n, 1, "pads");
+  if (c.has_input(n, 3)) pads = pads_over_all_axes(c, n, pads);
   double value = 0;
   if (c.has_input(n, 2)) {
     const auto* v = c.const_floats(c.input(n, 2));

@@ -2,7 +2,9 @@
 // creates inputs and weights, converts each node (or keeps it opaque) and checks that the
 // shapes graphsub infers agree with ONNX's.
 #include <fmt/format.h>
+#include <onnx/common/version.h>
 #include <onnx/defs/schema.h>
+#include <onnx/inliner/inliner.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
@@ -14,6 +16,7 @@
 #include "onnx/isolated_call.h"
 #include "onnx/model_io.h"
 #include "onnx/opaque_attrs.h"
+#include "onnx/operator_versions.h"
 #include "onnx/symbolic_dims.h"
 #include "onnx/tensor_proto.h"
 
@@ -33,13 +36,23 @@ int64_t check_opsets(const ModelProto& m, const std::string& label) {
   int64_t version = -1;
   for (const auto& o : m.opset_import())
     if (default_domain(o.domain())) version = o.version();
-  if (version < 0)
-    throw Error(fmt::format("{}: the model imports no opset of the default ONNX domain", label));
-  if (version < kMinOnnxOpset || version > kMaxOnnxOpset)
+  if (version < 0) {
+    // Only other domains' operators (ai.onnx.ml, say): they are kept opaque, and anything
+    // graphsub writes is of the newest opset. A default-domain node would have no version.
+    for (const auto& n : m.graph().node())
+      if (default_domain(n.domain()))
+        throw Error(
+            fmt::format("{}: {} is of the default ONNX domain, which the model does not "
+                        "import (no opset_import for it)",
+                        label, ImportContext::label(n)));
+    return newest_onnx_opset();
+  }
+  if (version < kMinOnnxOpset || version > newest_onnx_opset())
     throw Error(
         fmt::format("{}: opset {} of the default ONNX domain is not supported (graphsub "
-                    "reads opsets {} to {}; convert the model with onnx.version_converter)",
-                    label, version, kMinOnnxOpset, kMaxOnnxOpset));
+                    "reads opsets {} to {}, those of ONNX {}; convert the model with "
+                    "onnx.version_converter)",
+                    label, version, kMinOnnxOpset, newest_onnx_opset(), ONNX_VERSION_STRING));
   return version;
 }
 
@@ -136,6 +149,9 @@ class Importer {
   void infer_onnx_shapes(const std::vector<int>& order);
   void ensure_weight(const std::string& name);
   bool try_fold(const NodeProto& n);
+  std::optional<std::string> unread_form(const NodeProto& n) const;
+  std::string keep_all_reason_;  // set when no node is to be converted (an empty input)
+  void inline_local_functions();
   void convert(const NodeProto& n, const std::string& node_name);
   void keep_opaque(const NodeProto& n, const std::string& reason);
   void infer_node_shapes(const NodeProto& n);
@@ -192,6 +208,29 @@ void Importer::read_info() {
   info.graph_name = gp_.name();
   for (const auto& p : m_.metadata_props()) info.metadata_props.emplace_back(p.key(), p.value());
   for (const auto& f : m_.functions()) info.functions.push_back(f.SerializeAsString());
+}
+
+// Model-local functions (torch's dynamo exporter writes them) are inlined, so that their
+// bodies are optimized like the rest of the graph; when ONNX's inliner cannot, their calls stay
+// opaque nodes and the functions are written back whole.
+void Importer::inline_local_functions() {
+  int n = m_.functions_size();
+  if (n == 0) return;
+  onnx::ModelProto copy = m_;
+  try {
+    onnx::inliner::InlineLocalFunctions(copy, /*convert_version=*/true);
+  } catch (const std::exception& e) {
+    result_.summary.notes.push_back(fmt::format(
+        "model-local functions kept whole (ONNX's inliner failed: {}); their calls are opaque",
+        e.what()));
+    return;
+  }
+  // Swapped in place: gp_ refers to the model's graph object, which must stay the same.
+  gp_.Swap(copy.mutable_graph());
+  *m_.mutable_functions() = copy.functions();
+  *m_.mutable_opset_import() = copy.opset_import();
+  result_.summary.notes.push_back(
+      fmt::format("{} model-local function{} inlined", n, n == 1 ? "" : "s"));
 }
 
 void Importer::collect_initializers() {
@@ -278,12 +317,17 @@ void Importer::create_inputs() {
                       vi.name(), params.size() == 1 ? "" : "s", fmt::join(params, ", "),
                       opts_.default_dim, shape_str(v.shape)));
     }
-    for (int64_t d : v.shape)
-      if (d <= 0)
-        throw Error(
-            fmt::format("{}: graph input '{}' has shape {}; graphsub needs positive "
-                        "dimensions",
-                        label_, vi.name(), shape_str(v.shape)));
+    for (int64_t d : v.shape) {
+      if (d < 0)
+        throw Error(fmt::format("{}: graph input '{}' has shape {}; dimensions must be 0 or more",
+                                label_, vi.name(), shape_str(v.shape)));
+      // graphsub's operators compute on non-empty tensors: a model with an empty input is
+      // kept as written, every node opaque (its shapes from ONNX inference).
+      if (d == 0 && keep_all_reason_.empty())
+        keep_all_reason_ =
+            fmt::format("graph input '{}' is empty (shape {}): the model is kept as written",
+                        vi.name(), shape_str(v.shape));
+    }
     TensorType t;
     t.dtype = dtype_from_onnx(v.elem_type);
     t.shape = v.shape;
@@ -528,7 +572,7 @@ void Importer::bind_outputs(const NodeProto& n, const std::vector<TensorRef>& ou
 // only their input's shape); its outputs become constants. False leaves the node to the
 // converters.
 bool Importer::try_fold(const NodeProto& n) {
-  if (!default_domain(n.domain()) || !foldable_op(n.op_type())) return false;
+  if (!default_domain(n.domain()) || !foldable_op(n.op_type()) || unread_form(n)) return false;
   bool dims_only = n.op_type() == "Shape" || n.op_type() == "Size";
   std::vector<HostConstant> shapes;  // dims-only stand-ins for Shape and Size
   shapes.reserve(1);
@@ -577,6 +621,23 @@ bool Importer::try_fold(const NodeProto& n) {
   return true;
 }
 
+// Why a default-domain node's operator version is not one graphsub reads (operator_versions.h),
+// or nullopt when it is.
+std::optional<std::string> Importer::unread_form(const NodeProto& n) const {
+  if (!default_domain(n.domain())) return std::nullopt;
+  if (!keep_all_reason_.empty()) return keep_all_reason_;
+  if (ctx_->opset < kMinConvertedOpset)
+    return fmt::format("opset {} predates ONNX's broadcasting rules (opset {}): kept as written",
+                       ctx_->opset, kMinConvertedOpset);
+  auto version = onnx_operator_version(n.op_type(), ctx_->opset);
+  if (!version)
+    return fmt::format("ONNX {} has no operator {} at opset {}", ONNX_VERSION_STRING, n.op_type(),
+                       ctx_->opset);
+  if (reads_operator_version(n.op_type(), *version)) return std::nullopt;
+  return fmt::format("{}-{} (the version at opset {}) is not a form graphsub reads", n.op_type(),
+                     *version, ctx_->opset);
+}
+
 void Importer::convert(const NodeProto& n, const std::string& node_name) {
   ctx_->node_name = node_name;
   std::string key = default_domain(n.domain()) ? n.op_type() : n.domain() + ":" + n.op_type();
@@ -594,6 +655,10 @@ void Importer::convert(const NodeProto& n, const std::string& node_name) {
   if (!conv) {
     keep_opaque(n, default_domain(n.domain()) ? "no graphsub semantics for this operator"
                                               : fmt::format("operator of domain '{}'", n.domain()));
+    return;
+  }
+  if (auto why = unread_form(n)) {
+    keep_opaque(n, *why);
     return;
   }
   try {
@@ -638,6 +703,7 @@ void Importer::add_outputs() {
 
 ImportedModel Importer::run() {
   int64_t opset = check_opsets(m_, label_);
+  inline_local_functions();
   read_info();
   ctx_ = std::make_unique<ImportContext>(result_.graph, *info_, result_.summary, opset);
   collect_initializers();

@@ -17,9 +17,13 @@
 
 namespace graphsub {
 
-// Opsets of the default ONNX domain that the importer accepts.
-inline constexpr int64_t kMinOnnxOpset = 11;
-inline constexpr int64_t kMaxOnnxOpset = 17;
+// Opsets of the default ONNX domain that the importer accepts: 1 to the newest of the pinned
+// ONNX release (newest_onnx_opset()). Operators are read with their meaning from opset 7 on
+// (numpy broadcasting); a model of an older opset is kept as written, every node opaque.
+// `--opset` writes opsets kMinConvertedOpset and up.
+inline constexpr int64_t kMinOnnxOpset = 1;
+inline constexpr int64_t kMinConvertedOpset = 7;
+int64_t newest_onnx_opset();
 
 // A graph input or output as declared in the file (names and element types are kept on
 // export; symbolic dimensions are written back symbolic, see OnnxModelInfo::symbolic).
