@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
-VENV=${GRAPHSUB_VENV:-.venv}
+VENV=$(cd "${GRAPHSUB_VENV:-.venv}" && pwd)  # absolute: the suites run from the build folders
 cmake=$VENV/bin/cmake
 
 # The Python tests import the installed package, as users do: this tree is installed first
