@@ -12,7 +12,7 @@ APT_PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   libxxhash-dev libgoogle-perftools-dev
-  clang libclang-rt-14-dev   # the sanitizer suite and fuzz/run_fuzz.sh (one clang build)
+  clang libclang-rt-14-dev libomp-14-dev   # the sanitizer suite and fuzz/run_fuzz.sh (clang)
   python3-dev python3-venv   # the project's virtual environment (.venv) and the module
 )
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
