@@ -16,6 +16,7 @@ cmake=$VENV/bin/cmake
 "$cmake" -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 "$cmake" --build build -j"$jobs"
 (cd build && "$VENV/bin/ctest" --output-on-failure -j"$jobs")
+scripts/check_pip_install.sh
 
 if [ "${1:-}" != "--release" ]; then
   # One clang build with AddressSanitizer, UndefinedBehaviorSanitizer and libFuzzer's
