@@ -40,10 +40,10 @@ py::tuple optimize(const std::optional<py::bytes>& model_bytes, const std::strin
                    const std::optional<std::string>& check_executor,
                    const std::optional<double>& rtol, const std::optional<double>& atol,
                    const std::vector<std::string>& input_shapes,
-                   const std::optional<uint64_t>& seed, const std::optional<int>& threads,
-                   const std::optional<std::string>& cache_dir, const std::optional<int64_t>& opset,
-                   const std::optional<int>& guard_runs, bool ort_contrib_ops,
-                   const py::object& progress) {
+                   const std::vector<std::string>& dims, const std::optional<uint64_t>& seed,
+                   const std::optional<int>& threads, const std::optional<std::string>& cache_dir,
+                   const std::optional<int64_t>& opset, const std::optional<int>& guard_runs,
+                   bool ort_contrib_ops, const py::object& progress) {
   driver::OnnxJobOptions o;
   auto& s = o.search;
   set_if(s.target, target);
@@ -60,6 +60,7 @@ py::tuple optimize(const std::optional<py::bytes>& model_bytes, const std::strin
   set_if(s.opt.tolerance.rtol, rtol);
   set_if(s.opt.tolerance.atol, atol);
   o.input_shapes = input_shapes;
+  o.dims = dims;
   set_if(s.opt.seed, seed);
   set_if(s.opt.threads, threads);
   set_if(s.opt.cache_dir, cache_dir);
@@ -223,8 +224,8 @@ PYBIND11_MODULE(_graphsub, m) {
 
   m.def("optimize", &optimize, "model_bytes"_a, "path"_a, "target"_a, "budget"_a, "alpha"_a,
         "time_limit"_a, "max_queue"_a, "cost"_a, "rules"_a, "disable_rules"_a, "builtin_rules"_a,
-        "check"_a, "check_executor"_a, "rtol"_a, "atol"_a, "input_shapes"_a, "seed"_a, "threads"_a,
-        "cache_dir"_a, "opset"_a, "guard_runs"_a, "ort_contrib_ops"_a, "progress"_a);
+        "check"_a, "check_executor"_a, "rtol"_a, "atol"_a, "input_shapes"_a, "dims"_a, "seed"_a,
+        "threads"_a, "cache_dir"_a, "opset"_a, "guard_runs"_a, "ort_contrib_ops"_a, "progress"_a);
   m.def("verify", &verify_rules, "file"_a, "text"_a, "axioms"_a, "timeout_ms"_a, "rlimit"_a,
         "threads"_a, "numeric"_a, "reuse_context"_a, "progress"_a);
   m.def("check_axioms", &check_axioms, "axioms"_a, "only"_a, "threads"_a, "seed"_a, "progress"_a);

@@ -1,11 +1,15 @@
 // Symbolic input dimensions: imported at one value, written back symbolic (dim_params,
-// Reshape targets with 0 and -1), and refused with the node named when the graph fixed the
-// value. End to end with PyTorch models and ONNX Runtime: test_onnx_torchvision.cpp.
+// Reshape targets with 0 and -1, values that follow them computed at run time), and refused
+// with the node named when a graph fixed the value. End to end with PyTorch models and ONNX
+// Runtime: test_onnx_torchvision.cpp and the zoo (tests/python/test_zoo_small.py).
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "core/error.h"
 #include "onnx/onnx_model.h"
 #include "onnx/tensor_proto.h"
+#include "ops/op_def.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {
@@ -39,7 +43,7 @@ TEST(OnnxSymbolic, FlattenIsWrittenWithTheBatchSymbolic) {
   ImportedModel m = import_onnx_bytes(b.bytes(), "");
   ASSERT_EQ(m.info->symbolic.size(), 1u);
   EXPECT_EQ(m.info->symbolic[0].name, "batch");
-  EXPECT_EQ(m.info->symbolic[0].value, 1);
+  EXPECT_EQ(m.info->symbolic[0].value, 2);  // graphsub's default value
   ASSERT_EQ(m.alt_graphs.size(), 1u);
   int64_t alt = m.info->symbolic[0].alt;
   EXPECT_EQ(m.alt_graphs[0].type(m.alt_graphs[0].outputs()[0].ref).shape, (Shape{alt, 12}));
@@ -62,9 +66,9 @@ TEST(OnnxSymbolic, FlattenIsWrittenWithTheBatchSymbolic) {
   EXPECT_EQ(again.graph.type(again.graph.outputs()[0].ref).shape, (Shape{5, 12}));
 }
 
-TEST(OnnxSymbolic, AGraphThatFixedTheBatchIsRefusedWithTheNodeNamed) {
-  // ConstantOfShape(Shape(x)) is evaluated at import into a weight of the batch's shape:
-  // the graph holds the value 1 and cannot be written with the batch symbolic.
+// x[batch, 4] + ConstantOfShape(Shape(x)) as zeros: a value evaluated at import whose shape
+// follows the batch.
+OnnxBuilder zeros_like_model() {
   OnnxBuilder b(13);
   b.input("x", {1, 4});
   make_symbolic(*b.g().mutable_input(0), 0, "batch");
@@ -73,21 +77,98 @@ TEST(OnnxSymbolic, AGraphThatFixedTheBatchIsRefusedWithTheNodeNamed) {
   b.node("Add", {"x", "zeros"}, {"y"});
   b.output("y", {1, 4});
   make_symbolic(*b.g().mutable_output(0), 0, "batch");
+  return b;
+}
+
+TEST(OnnxSymbolic, AValueThatFollowsTheBatchIsComputedAtRunTime) {
+  // Evaluated at batch 2, ConstantOfShape would be a [2, 4] weight; it stays a node (with the
+  // Shape it reads), so the written model holds at every batch.
+  OnnxBuilder b = zeros_like_model();
   ImportedModel m = import_onnx_bytes(b.bytes(), "");
   ASSERT_EQ(m.info->symbolic.size(), 1u) << fmt::format("{}", fmt::join(m.summary.notes, "\n"));
+  std::set<std::string> opaque;
+  for (const auto& o : m.summary.opaque) {
+    opaque.insert(o.op_type);
+    EXPECT_NE(o.reason.find("symbolic dimension"), std::string::npos) << o.reason;
+  }
+  EXPECT_EQ(opaque, (std::set<std::string>{"ConstantOfShape", "Shape"}));
+  onnx::ModelProto w;
+  ASSERT_TRUE(w.ParseFromString(export_onnx_bytes(m.graph, m.info.get())));
+  std::set<std::string> ops;
+  for (const auto& n : w.graph().node()) ops.insert(n.op_type());
+  EXPECT_TRUE(ops.count("ConstantOfShape") && ops.count("Shape"));
+  for (const auto& t : w.graph().initializer())
+    EXPECT_NE(t.dims_size() == 2 && t.dims(0) == 2, true) << "a weight of the batch: " << t.name();
+  ImportOptions at5;
+  at5.input_shapes["x"] = {5, 4};
+  ImportedModel again = import_onnx_bytes(w.SerializeAsString(), "", at5);
+  EXPECT_EQ(again.graph.type(again.graph.outputs()[0].ref).shape, (Shape{5, 4}));
+}
+
+TEST(OnnxSymbolic, AnElementwiseSumAtBatchOneBroadcastsAtOtherValues) {
+  // At batch 1, x[1, 4] + bias[1, 4] is an elementwise sum of equal shapes; at batch 3 it
+  // broadcasts: both are ONNX's Add.
+  OnnxBuilder b(13);
+  b.input("x", {1, 4});
+  make_symbolic(*b.g().mutable_input(0), 0, "batch");
+  b.init("bias", {1, 4});
+  b.node("Add", {"x", "bias"}, {"y"});
+  b.output("y", {1, 4});
+  make_symbolic(*b.g().mutable_output(0), 0, "batch");
+  ImportOptions at1;
+  at1.dim_values["batch"] = 1;
+  ImportedModel m = import_onnx_bytes(b.bytes(), "", at1);
+  ASSERT_EQ(m.info->symbolic.size(), 1u);
+  EXPECT_EQ(m.info->symbolic[0].value, 1);
+  Graph alt = instantiate_symbolic(m.graph, *m.info, 0);
+  EXPECT_EQ(alt.type(alt.outputs()[0].ref).shape, (Shape{m.info->symbolic[0].alt, 4}));
+}
+
+TEST(OnnxSymbolic, DimensionValuesAreGivenByNameAndUnknownNamesRefused) {
+  OnnxBuilder b = flatten_model();
+  ImportOptions at7;
+  at7.dim_values["batch"] = 7;
+  ImportedModel m = import_onnx_bytes(b.bytes(), "", at7);
+  EXPECT_EQ(m.graph.type(m.graph.outputs()[0].ref).shape, (Shape{7, 12}));
+  ASSERT_EQ(m.info->symbolic.size(), 1u);
+  EXPECT_EQ(m.info->symbolic[0].value, 7);
+  ImportOptions wrong;
+  wrong.dim_values["seq"] = 7;
   try {
-    export_onnx_bytes(m.graph, m.info.get());
+    import_onnx_bytes(b.bytes(), "", wrong);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     std::string what = e.what();
-    EXPECT_NE(what.find("zeros"), std::string::npos) << what;
-    EXPECT_NE(what.find("'batch'"), std::string::npos) << what;
+    EXPECT_NE(what.find("'seq'"), std::string::npos) << what;
+    EXPECT_NE(what.find("batch"), std::string::npos) << what;
   }
-  // Without symbolic dimensions the same model imports and exports at batch 1.
+}
+
+TEST(OnnxSymbolic, AGraphThatFixedTheBatchIsRefusedWithTheNodeNamed) {
+  // A rewrite that put the batch's value into a weight: the graph is valid at batch 2 only.
+  OnnxBuilder b = flatten_model();
+  ImportedModel m = import_onnx_bytes(b.bytes(), "");
+  ASSERT_EQ(m.info->symbolic.size(), 1u);
+  Graph g = m.graph;
+  TensorRef y = g.outputs()[0].ref;
+  NodeId w = g.add_weight("batch_sized", g.type(y),
+                          std::make_shared<const std::vector<float>>(numel(g.type(y).shape), 1.f));
+  TensorRef sum{g.add(op_def("ewadd"), {y, {w, 0}}, {}, "fixed_sum"), 0};
+  g.add_output("fixed", sum);
+  try {
+    instantiate_symbolic(g, *m.info, 0);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("'batch'"), std::string::npos) << what;
+    EXPECT_NE(what.find("fixed_sum"), std::string::npos) << what;
+  }
+  // Without symbolic dimensions the zeros model imports and exports at its fixed batch.
   ImportOptions fixed;
   fixed.keep_symbolic = false;
-  ImportedModel f = import_onnx_bytes(b.bytes(), "", fixed);
+  ImportedModel f = import_onnx_bytes(zeros_like_model().bytes(), "", fixed);
   EXPECT_TRUE(f.info->symbolic.empty());
+  EXPECT_TRUE(f.summary.opaque.empty());
   EXPECT_NO_THROW(export_onnx_bytes(f.graph, f.info.get()));
 }
 

@@ -248,8 +248,11 @@ def check_entry(entry: dict, zoo_dir: str, args) -> dict:
         for stale in (dst, report_path):
             if os.path.exists(stale):
                 os.remove(stale)
-        row["graphsub"] = run_graphsub(args.graphsub, args.flags, src, dst, report_path,
-                                       args.timeout)
+        # Dimensions the model cannot run at graphsub's default get their value, as a user
+        # would give it (the manifest's graphsub_dims, from the recipe).
+        dims = [f"--dim={k}={v}" for k, v in sorted((entry.get("graphsub_dims") or {}).items())]
+        row["graphsub"] = run_graphsub(args.graphsub, [*dims, *args.flags], src, dst,
+                                       report_path, args.timeout)
         report = load_report(report_path)
         if report is not None:
             row["opaque_share"] = opaque_share(report)

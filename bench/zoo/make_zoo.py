@@ -326,8 +326,9 @@ def check_file(path: str) -> str | None:
         return f"{type(e).__name__}: {e}"[:1000]
 
 
-def file_dims(model, recipe: models.Recipe) -> tuple[list, list, dict, list]:
-    """The file's inputs and outputs, and test values for each of its dim_param names.
+def file_dims(model, recipe: models.Recipe) -> tuple[list, list, dict, list, dict]:
+    """The file's inputs and outputs, test values for each of its dim_param names, notes,
+    and the values graphsub is to be given for some of them (Symbol.optimize_at).
 
     Exporters name symbolic dimensions their own way (dynamo calls an inferred one 's53'),
     or make one static; the names are matched to the recipe's symbols axis by axis, so the
@@ -337,6 +338,7 @@ def file_dims(model, recipe: models.Recipe) -> tuple[list, list, dict, list]:
     symbols = {s.name: s for s in recipe.symbols}
     dims: dict = {}
     notes: list = []
+    dim_values: dict = {}
     inputs = []
     for vi in model.graph.input:
         shape = shape_of(vi)
@@ -344,7 +346,7 @@ def file_dims(model, recipe: models.Recipe) -> tuple[list, list, dict, list]:
         if spec is None:
             notes.append(f"input {vi.name} is not one of the model's inputs")
         else:
-            map_axes(vi.name, spec.shape, shape, symbols, dims, notes)
+            map_axes(vi.name, spec.shape, shape, symbols, dims, notes, dim_values)
         inputs.append({"name": vi.name,
                        "dtype": dtype_name(vi.type.tensor_type.elem_type),
                        "shape": shape,
@@ -355,11 +357,12 @@ def file_dims(model, recipe: models.Recipe) -> tuple[list, list, dict, list]:
             notes.append(f"input {name} was dropped by the exporter (unused)")
     outputs = [{"name": vi.name, "dtype": dtype_name(vi.type.tensor_type.elem_type),
                 "shape": shape_of(vi)} for vi in model.graph.output]
-    return inputs, outputs, dims, notes
+    return inputs, outputs, dims, notes, dim_values
 
 
-def map_axes(name, declared_shape, shape, symbols, dims, notes):
-    """Give each dim_param of one input the test values of the recipe's symbol at that axis."""
+def map_axes(name, declared_shape, shape, symbols, dims, notes, dim_values):
+    """Give each dim_param of one input the test values of the recipe's symbol at that axis
+    (and the value graphsub is given, where the symbol has one)."""
     if shape is None or len(shape) != len(declared_shape):
         notes.append(f"input {name}: shape {shape} does not match {list(declared_shape)}")
         return
@@ -369,6 +372,8 @@ def map_axes(name, declared_shape, shape, symbols, dims, notes):
             if got in dims and dims[got] != values:
                 notes.append(f"input {name} axis {axis}: '{got}' also stands for other values")
             dims.setdefault(got, values)
+            if isinstance(want, str) and symbols[want].optimize_at is not None:
+                dim_values[got] = symbols[want].optimize_at
             if isinstance(want, str) and got != want:
                 extra = f" = {' + '.join(symbols[want].sum_of)}" if symbols[want].sum_of else ""
                 notes.append(
@@ -534,10 +539,10 @@ def safe_torch_check(module, recipe, path, entry) -> dict:
 
 
 def describe_entry(entry: dict, path: str, model, recipe) -> None:
-    inputs, outputs, dims, notes = file_dims(model, recipe)
+    inputs, outputs, dims, notes, dim_values = file_dims(model, recipe)
     entry.update(status="ok", error=None, bytes=os.path.getsize(path), sha256=sha256(path),
                  opset=model_opset(model), inputs=inputs, outputs=outputs, dims=dims,
-                 dim_notes=notes, graph=describe_graph(model), checker=check_file(path))
+                 dim_notes=notes, graphsub_dims=dim_values, graph=describe_graph(model), checker=check_file(path))
 
 
 def model_opset(model) -> int | None:

@@ -52,6 +52,15 @@ def _input_shapes(shapes):
     return [str(s) for s in shapes]
 
 
+def _dims(dims):
+    """{name: value} or ["name=value"] -> the command line's NAME=VALUE specs."""
+    if dims is None:
+        return []
+    if isinstance(dims, dict):
+        return [f"{name}={int(value)}" for name, value in dims.items()]
+    return [str(d) for d in dims]
+
+
 def _model_source(model):
     """(bytes or None, path) of an onnx.ModelProto, serialized bytes or a path."""
     if isinstance(model, (bytes, bytearray, memoryview)):
@@ -67,7 +76,7 @@ def _model_source(model):
 def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
              max_queue=None, cost=None, rules=None, disable_rules=(), builtin_rules=True,
              check=None, check_executor=None, rtol=None, atol=None, input_shapes=None,
-             seed=None, threads=None, cache_dir=None, opset=None, guard_runs=None,
+             dims=None, seed=None, threads=None, cache_dir=None, opset=None, guard_runs=None,
              ort_contrib_ops=False, progress=None):
     """Optimizes an ONNX model: import, cost-based search over verified rewrite rules, a
     check on random inputs, export. Returns (onnx.ModelProto, report dict); the report is
@@ -82,7 +91,8 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
     operators (attention) where its optimizer misses them, when they check equal and time
     faster there; the model then runs in ONNX Runtime only. rules: a rule file or a list of them (None: the shipped
     library). check: random input sets compared (0: no check). input_shapes: {input: shape}
-    for symbolic dimensions. Raises CheckError when the check fails.
+    for symbolic dimensions. dims: {dimension name: value}, the value of a symbolic
+    dimension for every input that has it (the command's --dim). Raises CheckError when the check fails.
     """
     import onnx  # the result is a ModelProto; onnx is only needed here
 
@@ -95,7 +105,7 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
         time_limit=time_limit, max_queue=max_queue, cost=cost, rules=_paths(rules),
         disable_rules=list(disable_rules), builtin_rules=builtin_rules, check=check,
         check_executor=check_executor, rtol=rtol, atol=atol,
-        input_shapes=_input_shapes(input_shapes), seed=seed, threads=threads,
+        input_shapes=_input_shapes(input_shapes), dims=_dims(dims), seed=seed, threads=threads,
         cache_dir=_path(cache_dir), opset=opset, guard_runs=guard_runs,
         ort_contrib_ops=ort_contrib_ops, progress=progress)
     report = json.loads(report_text)

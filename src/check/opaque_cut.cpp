@@ -23,11 +23,33 @@ std::set<std::string> opaque_node_names(const Graph& g) {
   return s;
 }
 
-Graph cut_at_opaque(const Graph& g, std::vector<std::string>* boundary_names) {
+namespace {
+
+std::string boundary_name(const std::string& key, size_t k) {
+  return fmt::format("{} input {}", key, k);
+}
+
+}  // namespace
+
+std::set<std::string> opaque_boundary(const Graph& g) {
+  std::set<std::string> names;
+  for (NodeId id = 0; id < g.num_slots(); ++id) {
+    if (!g.alive(id) || g.node(id).op->cls != OpClass::Opaque) continue;
+    const Node& n = g.node(id);
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (!g.node(n.inputs[k].node).is_source()) names.insert(boundary_name(opaque_key(g, id), k));
+  }
+  return names;
+}
+
+Graph cut_at_opaque(const Graph& g, std::vector<std::string>* boundary_names,
+                    const std::set<std::string>* boundary) {
   Graph cut;
   std::map<TensorRef, TensorRef> map;
-  std::set<TensorRef> boundary_seen;
-  std::vector<std::pair<std::string, TensorRef>> boundary;
+  // By name, so that two graphs list the tensors they share in one order. A tensor read by
+  // several opaque nodes is listed under each: the optimizer may have merged two equal
+  // tensors that the original computes apart.
+  std::map<std::string, TensorRef> outs;
   for (NodeId id : g.topo_order()) {
     const Node& n = g.node(id);
     if (n.is_input()) {
@@ -40,8 +62,9 @@ Graph cut_at_opaque(const Graph& g, std::vector<std::string>* boundary_names) {
         map[{id, i}] = {cut.add_input(fmt::format("{} output {}", key, i), n.outputs[i]), 0};
       for (size_t k = 0; k < n.inputs.size(); ++k) {
         TensorRef r = n.inputs[k];
-        if (g.node(r.node).is_source() || !boundary_seen.insert(r).second) continue;
-        boundary.emplace_back(fmt::format("{} input {}", key, k), map.at(r));
+        std::string name = boundary_name(key, k);
+        if (g.node(r.node).is_source() || (boundary && !boundary->count(name))) continue;
+        outs.emplace(std::move(name), map.at(r));
       }
     } else if (n.is_source()) {
       map[{id, 0}] = {cut.add(*n.op, {}, n.attrs, n.name), 0};
@@ -53,7 +76,7 @@ Graph cut_at_opaque(const Graph& g, std::vector<std::string>* boundary_names) {
     }
   }
   for (const auto& o : g.outputs()) cut.add_output(o.name, map.at(o.ref));
-  for (const auto& [name, ref] : boundary) {
+  for (const auto& [name, ref] : outs) {
     cut.add_output(name, ref);
     if (boundary_names) boundary_names->push_back(name);
   }

@@ -18,9 +18,17 @@
 
 namespace graphsub {
 
-// The graph with every opaque node cut out; `boundary_names` receives the names of the extra
-// outputs ("<opaque node> input <k>"). Throws Error naming an opaque node without a name.
-Graph cut_at_opaque(const Graph& g, std::vector<std::string>* boundary_names = nullptr);
+// The names of the boundary outputs a cut of `g` can have ("<opaque node> input <k>"): one
+// per input of an opaque node that is not a graph input or weight. Two graphs with the same
+// opaque nodes share the names of the inputs both compute; an input computed in one graph
+// and a weight in the other (weights folded by the optimizer) has a name in one only.
+std::set<std::string> opaque_boundary(const Graph& g);
+
+// The graph with every opaque node cut out, and as extra outputs the boundary tensors named
+// in `boundary` (every one of opaque_boundary(g) when null), in name order; `boundary_names`
+// receives their names. Throws Error naming an opaque node without a name.
+Graph cut_at_opaque(const Graph& g, std::vector<std::string>* boundary_names = nullptr,
+                    const std::set<std::string>* boundary = nullptr);
 
 // The names of the graph's opaque nodes (the keys that match them across graphs).
 std::set<std::string> opaque_node_names(const Graph& g);

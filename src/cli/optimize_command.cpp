@@ -91,6 +91,10 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
           ->check(CLI::IsMember({"onednn", "reference"})),
       cmd.add_option("--input-shape", o.input_shapes,
                      "shape for an input with symbolic dimensions, NAME=1x3x224x224 (repeatable)"),
+      cmd.add_option("--dim", o.dims,
+                     "value of a symbolic dimension, by its name, for every input that has it "
+                     "(NAME=VALUE, e.g. seq=128; repeatable; default 2): the optimization runs "
+                     "at it, the written model keeps the dimension symbolic"),
       cmd.add_flag("--external-data", o.external_data,
                    "write the weights to OUT.onnx.data (automatic above 1 GiB)"),
       cmd.add_option("--opset", o.opset, "opset of the written model (default: the input's)"),

@@ -132,10 +132,12 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
   report.options["check"] = fmt::format("{}", o.check_runs);
   report.options["check_executor"] = o.check_executor;
   report.options["input_shapes"] = fmt::format("{}", fmt::join(o.input_shapes, ","));
+  report.options["dims"] = fmt::format("{}", fmt::join(o.dims, ","));
   report.options["opset"] = fmt::format("{}", o.opset);
 
   ImportOptions io;
   io.input_shapes = parse_input_shapes(o.input_shapes);
+  io.dim_values = parse_dim_values(o.dims);
   auto t = Clock::now();
   ImportedModel m = model_bytes ? import_onnx_bytes(*model_bytes, "", io, rep)
                                 : import_onnx_file(o.input, io, rep);
@@ -216,7 +218,7 @@ OnnxJobResult run_onnx_job(const OnnxJobOptions& given, const std::string* model
       if (!ok) {
         out.failure = fmt::format(
             "at {} the optimized model does NOT compute what the original computes; optimize "
-            "at that value with --input-shape. Nothing was written.",
+            "at that value with --dim or --input-shape. Nothing was written.",
             at);
         return out;
       }

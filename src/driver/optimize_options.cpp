@@ -135,6 +135,26 @@ std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& 
   return out;
 }
 
+std::map<std::string, int64_t> parse_dim_values(const std::vector<std::string>& specs) {
+  std::map<std::string, int64_t> out;
+  for (const auto& spec : specs) {
+    auto eq = spec.rfind('=');
+    std::string value = eq == std::string::npos ? "" : spec.substr(eq + 1);
+    if (eq == std::string::npos || eq == 0 || value.empty() ||
+        value.find_first_not_of("0123456789") != std::string::npos || value.size() > 12)
+      throw OptionError(
+          fmt::format("--dim '{}': expected NAME=VALUE, a symbolic dimension's name and a "
+                      "value of 1 or more, e.g. seq=128",
+                      spec));
+    int64_t v = std::stoll(value);
+    if (v < 1) throw OptionError(fmt::format("--dim '{}': the value must be 1 or more", spec));
+    if (!out.emplace(spec.substr(0, eq), v).second)
+      throw OptionError(
+          fmt::format("--dim '{}': dimension '{}' is given twice", spec, spec.substr(0, eq)));
+  }
+  return out;
+}
+
 opt::OptimizeOptions optimizer_options(const SearchJobOptions& s) {
   opt::OptimizeOptions o = s.opt;
   o.cost = s.cost == "measured" ? opt::CostKind::Measured : opt::CostKind::Analytic;
@@ -178,6 +198,7 @@ void validate(const OnnxJobOptions& o) {
           fmt::format("--dump-candidates {}: is a file, not a folder", o.dump_candidates));
   }
   parse_input_shapes(o.input_shapes);
+  parse_dim_values(o.dims);
   if (!o.input.empty()) check_readable_file("input", o.input);
   if (!o.output.empty()) {
     check_writable_file("-o", o.output);

@@ -47,6 +47,7 @@ struct OnnxJobOptions {
   int check_runs = 3;                     // 0: no check
   std::string check_executor = "onednn";  // onednn | reference
   std::vector<std::string> input_shapes;  // NAME=1x3x224x224
+  std::vector<std::string> dims;          // NAME=VALUE: a symbolic dimension, by its name
   bool external_data = false;
   int64_t opset = 0;        // 0: the input's
   std::string report_json;  // "": no report file
@@ -94,6 +95,8 @@ void validate(const ModelJobOptions& o);
 // "input=1x3x224x224" -> (input, {1,3,224,224}); throws OptionError.
 std::pair<std::string, Shape> parse_input_shape(const std::string& spec);
 std::map<std::string, Shape> parse_input_shapes(const std::vector<std::string>& specs);
+// "seq=128" -> {seq: 128}, for --dim; throws OptionError.
+std::map<std::string, int64_t> parse_dim_values(const std::vector<std::string>& specs);
 
 // The options the optimizer takes (cost kind resolved from the name).
 opt::OptimizeOptions optimizer_options(const SearchJobOptions& s);

@@ -265,7 +265,13 @@ std::string Exporter::symbolic_reshape_target(NodeId id) {
     if (!literal.empty()) pieces.push_back(c_->int64_const(stem + "_shape", literal));
     literal.clear();
   };
-  bool inferred = false;
+  // Each dimension: fixed, copied from the input (0), a multiple of one symbolic dimension,
+  // or neither (a sum of two, say), which only -1 can state: -1 goes to such a dimension
+  // when there is one, else to the first that follows a symbolic dimension.
+  enum Kind { kFixed, kCopied, kMultiple, kOther };
+  std::vector<Kind> kinds(ob.size());
+  std::vector<size_t> follows_dim(ob.size());
+  std::vector<int64_t> factors(ob.size());
   for (size_t j = 0; j < ob.size(); ++j) {
     bool fixed = true, copied = j < ib.size() && ib[j] == ob[j];
     std::vector<size_t> follows;
@@ -274,21 +280,32 @@ std::string Exporter::symbolic_reshape_target(NodeId id) {
       fixed = fixed && oa[p][j] == ob[j];
       copied = copied && ia[p][j] == oa[p][j];
     }
-    if (fixed || copied) {
-      literal.push_back(fixed ? ob[j] : 0);
-    } else if (!inferred) {
+    kinds[j] = fixed ? kFixed : copied ? kCopied : kOther;
+    if (kinds[j] != kOther || follows.size() != 1) continue;
+    const SymbolicDim& sd = info_->symbolic[follows[0]];
+    int64_t factor = ob[j] / sd.value;
+    if (factor * sd.value == ob[j] && factor * sd.alt == oa[follows[0]][j]) {
+      kinds[j] = kMultiple;
+      follows_dim[j] = follows[0];
+      factors[j] = factor;
+    }
+  }
+  auto other = std::find(kinds.begin(), kinds.end(), kOther);
+  if (other != kinds.end() && std::find(other + 1, kinds.end(), kOther) != kinds.end())
+    throw Error(
+        fmt::format("export: {}: dimensions {} and {} of its target cannot both be "
+                    "written in terms of the symbolic input dimensions",
+                    g_.describe(id), other - kinds.begin(),
+                    std::find(other + 1, kinds.end(), kOther) - kinds.begin()));
+  if (other == kinds.end()) other = std::find(kinds.begin(), kinds.end(), kMultiple);
+  for (size_t j = 0; j < ob.size(); ++j) {
+    if (kinds[j] == kFixed || kinds[j] == kCopied) {
+      literal.push_back(kinds[j] == kFixed ? ob[j] : 0);
+    } else if (static_cast<ptrdiff_t>(j) == other - kinds.begin()) {
       literal.push_back(-1);
-      inferred = true;
     } else {
-      const SymbolicDim* sd = follows.size() == 1 ? &info_->symbolic[follows[0]] : nullptr;
-      int64_t factor = sd ? ob[j] / sd->value : 0;
-      if (!sd || factor * sd->value != ob[j] || factor * sd->alt != oa[follows[0]][j])
-        throw Error(
-            fmt::format("export: {}: dimension {} of its target cannot be written in terms of the "
-                        "symbolic input dimensions",
-                        g_.describe(id), j));
       flush();
-      pieces.push_back(symbolic_dim_expr(follows[0], factor));
+      pieces.push_back(symbolic_dim_expr(follows_dim[j], factors[j]));
     }
   }
   flush();

@@ -160,6 +160,10 @@ TensorRef ImportContext::int_weight(const std::string& base, Shape shape,
 }
 
 const HostConstant* ImportContext::constant(const std::string& name) {
+  return hidden.count(name) ? nullptr : known_value(name);
+}
+
+const HostConstant* ImportContext::known_value(const std::string& name) {
   auto it = constants.find(name);
   if (it != constants.end()) return &it->second;
   auto init = initializers.find(name);

@@ -62,10 +62,15 @@ class ImportContext {
   // initializers read by them), by ONNX tensor name. An IR weight is made for one only when
   // an operator that is not evaluated reads it (materialize).
   std::map<std::string, HostConstant> constants;
+  // Constants the converter of the current node must not see: values it reads that are
+  // computed at run time (runtime_values.h).
+  std::set<std::string> hidden;
 
   // The value of a tensor when known at import: a constant, or an initializer of an element
   // type the evaluator holds (loaded on first use); null otherwise.
   const HostConstant* constant(const std::string& name);
+  // The same, hidden or not: the value at the dimensions imported (for shape inference).
+  const HostConstant* known_value(const std::string& name);
   // The IR weight holding constant `name` (made on first use).
   TensorRef materialize(const std::string& name);
 

@@ -17,6 +17,7 @@
 #include "onnx/model_io.h"
 #include "onnx/opaque_attrs.h"
 #include "onnx/operator_versions.h"
+#include "onnx/runtime_values.h"
 #include "onnx/symbolic_dims.h"
 #include "onnx/tensor_proto.h"
 
@@ -140,6 +141,11 @@ class Importer {
   }
 
   ImportedModel run();
+  // Tensors to compute at run time though they could be evaluated (runtime_values.h).
+  void compute_at_run_time(std::set<std::string> names) { runtime_ = std::move(names); }
+  const FoldTrace& fold_trace() const { return trace_; }
+  // The symbolic dimensions set to ImportOptions::default_dim (known once inputs are read).
+  const std::set<std::string>& defaulted_dims() const { return defaulted_dims_; }
 
  private:
   void read_info();
@@ -170,7 +176,13 @@ class Importer {
   std::unique_ptr<ImportContext> ctx_;
   std::map<std::string, Shape> input_shapes_;  // concrete shapes of graph inputs
   std::set<std::string> consumed_;             // tensors read by some node or graph output
-  int64_t total_bytes_ = 0;                    // of the tensors counted so far
+  std::set<std::string> runtime_;              // evaluated, yet computed at run time too
+  std::set<std::string> dim_names_seen_;       // symbolic dimensions of the inputs
+  std::set<std::string> defaulted_dims_;       // those at default_dim
+  FoldTrace trace_;                            // what was evaluated, and where it was read
+  bool produces_runtime_value(const NodeProto& n) const;
+  void record_fixed_reads(const NodeProto& n, bool opaque);
+  int64_t total_bytes_ = 0;  // of the tensors counted so far
   void count_tensor(const std::string& what, const TensorType& t);
 };
 
@@ -269,7 +281,7 @@ void Importer::widen_if_half() {
 }
 
 void Importer::create_inputs() {
-  std::set<std::string> seen;
+  std::set<std::string> seen, defaulted;
   for (const auto& vi : gp_.input()) {
     if (ctx_->initializers.count(vi.name())) continue;  // IR < 4 lists initializers as inputs
     if (vi.name().empty()) throw Error(fmt::format("{}: a graph input has no name", label_));
@@ -289,8 +301,15 @@ void Importer::create_inputs() {
     if (tt.has_shape()) {
       for (const auto& d : tt.shape().dim()) {
         bool fixed = d.has_dim_value() && d.dim_value() >= 0;
-        v.shape.push_back(fixed ? d.dim_value() : opts_.default_dim);
-        v.dim_params.push_back(fixed ? "" : (d.has_dim_param() ? d.dim_param() : "?"));
+        std::string param = fixed ? "" : (d.has_dim_param() ? d.dim_param() : "?");
+        auto given = opts_.dim_values.find(param);
+        v.shape.push_back(fixed                             ? d.dim_value()
+                          : given != opts_.dim_values.end() ? given->second
+                                                            : opts_.default_dim);
+        v.dim_params.push_back(param);
+        if (!fixed) dim_names_seen_.insert(param);
+        if (!fixed && given == opts_.dim_values.end() && !opts_.input_shapes.count(vi.name()))
+          defaulted.insert(param);
       }
     }
     if (over != opts_.input_shapes.end()) {
@@ -311,11 +330,11 @@ void Importer::create_inputs() {
       for (const auto& p : v.dim_params)
         if (!p.empty()) params.push_back(p);
       result_.summary.notes.push_back(
-          fmt::format("input '{}': symbolic dimension{} {} set to {} (shape {}) for the "
-                      "optimization, kept symbolic in the written model; use --input-shape to "
-                      "choose the value",
+          fmt::format("input '{}': symbolic dimension{} {} set to shape {} for the "
+                      "optimization, kept symbolic in the written model; use --dim NAME=VALUE "
+                      "to choose the value (default {})",
                       vi.name(), params.size() == 1 ? "" : "s", fmt::join(params, ", "),
-                      opts_.default_dim, shape_str(v.shape)));
+                      shape_str(v.shape), opts_.default_dim));
     }
     for (int64_t d : v.shape) {
       if (d < 0)
@@ -337,12 +356,21 @@ void Importer::create_inputs() {
     input_shapes_[vi.name()] = v.shape;
     info_->inputs.push_back(std::move(v));
   }
+  for (const auto& [name, value] : opts_.dim_values)
+    if (!dim_names_seen_.count(name))
+      throw Error(fmt::format(
+          "{}: --dim names '{}', which is not a symbolic dimension of the model's inputs "
+          "(theirs: {})",
+          label_, name,
+          dim_names_seen_.empty() ? "none" : fmt::format("{}", fmt::join(dim_names_seen_, ", "))));
   for (const auto& [name, shape] : opts_.input_shapes)
     if (!seen.count(name))
       throw Error(fmt::format(
           "{}: --input-shape names '{}', which is not an input of the model "
           "(its inputs: {})",
           label_, name, seen.empty() ? "none" : fmt::format("{}", fmt::join(seen, ", "))));
+  // The inputs are read: errors from here on may come from the values chosen.
+  defaulted_dims_ = std::move(defaulted);
 }
 
 // ONNX shape inference on a copy holding the nodes in order, the concrete input shapes and
@@ -451,7 +479,7 @@ void Importer::infer_node_shapes(const NodeProto& n) {
   std::set<std::string> seen;
   for (const auto& name : n.input()) {
     if (name.empty() || !seen.insert(name).second) continue;
-    if (const HostConstant* c = ctx_->constant(name)) {
+    if (const HostConstant* c = ctx_->known_value(name)) {
       *gs.add_initializer() = to_tensor_proto(*c, name);
       continue;
     }
@@ -494,6 +522,7 @@ void Importer::infer_node_shapes(const NodeProto& n) {
 }
 
 void Importer::keep_opaque(const NodeProto& n, const std::string& reason) {
+  record_fixed_reads(n, true);
   std::vector<TensorRef> ins;
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty()) ins.push_back(ctx_->input(n, i));
@@ -616,6 +645,10 @@ bool Importer::try_fold(const NodeProto& n) {
                       label_, name, i, ImportContext::label(n), shape_str(*it->second.shape),
                       shape_str(c.dims)));
     ctx_->constants[name] = c;
+    std::vector<std::string> sources;
+    for (const auto& in : n.input())
+      if (!in.empty()) sources.push_back(in);
+    trace_.record(name, c, std::move(sources));
   }
   ++result_.summary.folded;
   return true;
@@ -638,16 +671,46 @@ std::optional<std::string> Importer::unread_form(const NodeProto& n) const {
                      *version, ctx_->opset);
 }
 
+bool Importer::produces_runtime_value(const NodeProto& n) const {
+  return std::any_of(n.output().begin(), n.output().end(),
+                     [&](const std::string& o) { return runtime_.count(o) > 0; });
+}
+
+// Evaluated tensors this node reads where the graph holds their value: every one an opaque
+// node reads, those of a converted node except Reshape's target (derived again on export).
+void Importer::record_fixed_reads(const NodeProto& n, bool opaque) {
+  for (int i = 0; i < n.input_size(); ++i)
+    if (ctx_->constants.count(n.input(i)) && (opaque || !(n.op_type() == "Reshape" && i == 1)))
+      trace_.fixed_reads.insert(n.input(i));
+}
+
 void Importer::convert(const NodeProto& n, const std::string& node_name) {
   ctx_->node_name = node_name;
   std::string key = default_domain(n.domain()) ? n.op_type() : n.domain() + ":" + n.op_type();
   ++result_.summary.onnx_op_counts[key];
-  if (try_fold(n)) return;
+  bool runtime = produces_runtime_value(n);
+  if (try_fold(n) && !runtime) return;
   for (const auto& in : n.input()) ensure_weight(in);
   for (int i = 0; i < n.input_size(); ++i)
     if (!n.input(i).empty() && !ctx_->tensors.count(n.input(i)))
       throw Error(fmt::format("{}: {} reads '{}', which is not defined", label_,
                               ImportContext::label(n), n.input(i)));
+  if (runtime) {
+    keep_opaque(n,
+                "computes a value that follows a symbolic dimension: kept to compute it at "
+                "run time");
+    return;
+  }
+  // A value computed at run time is no constant to the converters, except as Reshape's
+  // target, which the exporter derives again for every value of the dimension.
+  ctx_->hidden.clear();
+  for (int i = 0; i < n.input_size(); ++i)
+    if (runtime_.count(n.input(i)) && !(n.op_type() == "Reshape" && i == 1))
+      ctx_->hidden.insert(n.input(i));
+  struct Unhide {
+    ImportContext& c;
+    ~Unhide() { c.hidden.clear(); }
+  } unhide{*ctx_};
   bool known_domain = default_domain(n.domain()) || n.domain() == "com.microsoft";
   Converter conv = known_domain && (default_domain(n.domain()) || n.op_type() == "Gelu")
                        ? find_converter(n.op_type())
@@ -663,6 +726,7 @@ void Importer::convert(const NodeProto& n, const std::string& node_name) {
   }
   try {
     bind_outputs(n, conv(*ctx_, n));
+    record_fixed_reads(n, false);
   } catch (const Decline& d) {
     keep_opaque(n, d.reason);
   }
@@ -675,6 +739,7 @@ void Importer::add_outputs() {
     if (name.empty()) throw Error(fmt::format("{}: a graph output has no name", label_));
     if (!seen.insert(name).second)
       throw Error(fmt::format("{}: two graph outputs are named '{}'", label_, name));
+    if (ctx_->constants.count(name)) trace_.fixed_reads.insert(name);
     ensure_weight(name);
     auto it = ctx_->tensors.find(name);
     if (it == ctx_->tensors.end())
@@ -784,44 +849,94 @@ std::vector<SymbolicDim> symbolic_dims_of(const OnnxModelInfo& info) {
   return dims;
 }
 
+// One import at the options' values, computing `runtime` at run time; its FoldTrace in `trace`.
+ImportedModel import_once(std::string_view bytes, const std::string& base_dir,
+                          const ImportOptions& opts, Reporter& rep, const std::string& label,
+                          const std::string& source_file, const std::set<std::string>& runtime,
+                          FoldTrace* trace) {
+  ModelProto m = parse_model(bytes, label);
+  Importer importer(m, base_dir, opts, rep, label, source_file);
+  importer.compute_at_run_time(runtime);
+  ImportedModel r;
+  try {
+    r = importer.run();
+  } catch (const Error& e) {
+    const auto& dims = importer.defaulted_dims();
+    if (dims.empty()) throw;
+    throw Error(fmt::format(
+        "{} (symbolic dimension{} {} set to {}, graphsub's default: where "
+        "the model does not run at that value, give one with --dim "
+        "NAME=VALUE)",
+        e.what(), dims.size() == 1 ? "" : "s", fmt::join(dims, ", "), opts.default_dim));
+  }
+  if (trace) *trace = importer.fold_trace();
+  return r;
+}
+
+// The options that import at the alternate value of `dim`.
+ImportOptions at_alternate(const ImportOptions& opts, const OnnxModelInfo& info,
+                           const SymbolicDim& dim) {
+  ImportOptions alt = opts;
+  alt.keep_symbolic = false;
+  for (const auto& v : info.inputs) {
+    Shape s = v.shape;
+    for (size_t d = 0; d < v.dim_params.size() && d < s.size(); ++d)
+      if (v.dim_params[d] == dim.name) s[d] = dim.alt;
+    alt.input_shapes[v.name] = s;
+  }
+  return alt;
+}
+
 // import_onnx_bytes, with the file the bytes came from ("" for none) recorded in the info.
 ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
                            const ImportOptions& opts, Reporter& rep, const std::string& label,
                            const std::string& source_file) {
-  ModelProto m = parse_model(bytes, label);
-  ImportedModel r = Importer(m, base_dir, opts, rep, label, source_file).run();
+  FoldTrace base_trace;
+  ImportedModel r = import_once(bytes, base_dir, opts, rep, label, source_file, {}, &base_trace);
   if (!opts.keep_symbolic) return r;
   auto dims = symbolic_dims_of(*r.info);
   if (dims.empty()) return r;
   // Imported again at another value of each symbolic dimension: which dimensions of each
-  // tensor follow it is what the exporter needs to write them back symbolic.
-  auto info = std::make_shared<OnnxModelInfo>(*r.info);
-  info->base_shapes = shapes_by_key(r.graph);
-  for (const SymbolicDim& dim : dims) {
-    ImportOptions alt = opts;
-    alt.keep_symbolic = false;
-    for (const auto& v : info->inputs) {
-      Shape s = v.shape;
-      for (size_t d = 0; d < v.dim_params.size() && d < s.size(); ++d)
-        if (v.dim_params[d] == dim.name) s[d] = dim.alt;
-      alt.input_shapes[v.name] = s;
+  // tensor follow it is what the exporter needs to write them back symbolic. Where values
+  // evaluated at import follow a dimension and the graph would hold them, both imports are
+  // made again computing them at run time (runtime_values.h).
+  std::set<std::string> runtime;
+  constexpr int kPasses = 4;  // each pass can only add values; real models settle in one
+  for (int pass = 0; pass < kPasses; ++pass) {
+    auto info = std::make_shared<OnnxModelInfo>(*r.info);
+    info->base_shapes = shapes_by_key(r.graph);
+    r.alt_graphs.clear();
+    std::vector<std::string> notes;
+    std::set<std::string> more;
+    for (const SymbolicDim& dim : dims) {
+      rep.progress("import", 0, 0, fmt::format("again at {}={}", dim.name, dim.alt));
+      try {
+        FoldTrace alt_trace;
+        ImportedModel ra = import_once(bytes, base_dir, at_alternate(opts, *info, dim),
+                                       null_reporter(), label, "", runtime, &alt_trace);
+        for (const auto& name : runtime_values(base_trace, alt_trace))
+          if (!runtime.count(name)) more.insert(name);
+        info->symbolic.push_back(dim);
+        info->alt_shapes.push_back(shapes_by_key(ra.graph));
+        r.alt_graphs.push_back(std::move(ra.graph));
+      } catch (const Error& e) {
+        notes.push_back(
+            fmt::format("symbolic dimension '{}' is written as {}: the model does not import at "
+                        "{}={} ({})",
+                        dim.name, dim.value, dim.name, dim.alt, e.what()));
+      }
     }
-    rep.progress("import", 0, 0, fmt::format("again at {}={}", dim.name, dim.alt));
-    try {
-      ModelProto again = parse_model(bytes, label);
-      ImportedModel ra = Importer(again, base_dir, alt, null_reporter(), label).run();
-      info->symbolic.push_back(dim);
-      info->alt_shapes.push_back(shapes_by_key(ra.graph));
-      r.alt_graphs.push_back(std::move(ra.graph));
-    } catch (const Error& e) {
-      r.summary.notes.push_back(
-          fmt::format("symbolic dimension '{}' is written as {}: the model does not import at "
-                      "{}={} ({})",
-                      dim.name, dim.value, dim.name, dim.alt, e.what()));
+    if (more.empty() || pass == kPasses - 1) {
+      r.summary.notes.insert(r.summary.notes.end(), notes.begin(), notes.end());
+      r.info = info;
+      return r;
     }
+    runtime.insert(more.begin(), more.end());
+    rep.progress("import", 0, 0,
+                 fmt::format("again, {} shape values computed at run time", runtime.size()));
+    r = import_once(bytes, base_dir, opts, rep, label, source_file, runtime, &base_trace);
   }
-  r.info = info;
-  return r;
+  return r;  // not reached: the last pass returns
 }
 
 }  // namespace

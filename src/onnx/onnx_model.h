@@ -89,9 +89,15 @@ std::vector<std::string> opaque_summary_lines(const ImportSummary& s);
 
 struct ImportOptions {
   // Concrete shapes for inputs with symbolic dimensions (by input name); other symbolic
-  // dimensions become `default_dim` (with a note in the summary).
+  // dimensions take dim_values, else `default_dim` (with a note in the summary).
   std::map<std::string, Shape> input_shapes;
-  int64_t default_dim = 1;
+  // Values of symbolic dimensions by name (dim_param), for every input that has one;
+  // input_shapes takes precedence. Names no input has are an error.
+  std::map<std::string, int64_t> dim_values;
+  // 2, not 1: at 1 a symbolic dimension looks like a broadcast one (x[1,s] + y[1,s] is an
+  // elementwise sum at batch 1 and a broadcast at 3), so the graph imported would not be
+  // the graph of other values.
+  int64_t default_dim = 2;
   // Import once more at another value of each symbolic dimension to keep it symbolic on
   // export (OnnxModelInfo::symbolic); off: the dimensions stay at the values imported.
   bool keep_symbolic = true;

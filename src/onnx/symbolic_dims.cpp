@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "onnx/onnx_model.h"
+#include "ops/op_def.h"
 
 namespace graphsub {
 
@@ -126,8 +127,15 @@ Graph instantiate_symbolic(const Graph& g, const OnnxModelInfo& info, size_t p,
         Shape target = want ? (*want)[0] : derive_reshape(g, id, r.type(ins[0]).shape);
         attrs.set("shape", std::vector<int64_t>(target.begin(), target.end()));
       }
+      // An elementwise sum or product of equal shapes at the imported value (a symbolic
+      // dimension at 1 beside a broadcast one) broadcasts at another value: the same ONNX
+      // node, written as Add or Mul either way.
+      const OpDef* op = n.op;
+      bool unequal = ins.size() == 2 && r.type(ins[0]).shape != r.type(ins[1]).shape;
+      if (unequal && (op->name == "ewadd" || op->name == "ewmul"))
+        op = &op_def(op->name == "ewadd" ? "add" : "mul");
       try {
-        a = r.add(*n.op, std::move(ins), std::move(attrs), n.name);
+        a = r.add(*op, std::move(ins), std::move(attrs), n.name);
       } catch (const Error& e) {
         throw bakes(id, e.what());
       }
