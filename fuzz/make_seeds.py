@@ -123,7 +123,7 @@ def main():
         [helper.make_node("Shape", ["x"], ["s"]),
          helper.make_node("Reshape", ["x", "s"], ["y"])], [("x", [2, 3])], [("y", None)]))
     # The activations and index operators of modern networks (src/ops/activation_ops.cpp,
-    # index_ops.cpp) and the shape computations evaluated at import (import_folding.cpp).
+    # index_ops.cpp) and the shape computations evaluated at import (src/onnx/evaluate/).
     for op, attrs in [("HardSigmoid", {"alpha": 0.2}), ("HardSwish", {}),
                       ("LeakyRelu", {"alpha": 0.1})]:
         save(f"op_{op}.model", unary(op, **attrs))

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "onnx/onnx_model.h"
-#include "onnx/operator_versions.h"
+#include "onnx/format/operator_versions.h"
 #include "test_onnx_support.h"
 
 namespace graphsub {

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "onnx/import_folding.h"
+#include "onnx/evaluate/shape_evaluator.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "check/equivalence.h"
-#include "onnx/half_precision.h"
+#include "onnx/format/half_precision.h"
 #include "onnx/onnx_model.h"
 #include "test_onnx_support.h"
 
@@ -59,12 +59,11 @@ std::pair<double, double> optimize_check_write(const ImportedModel& m, const std
   int32_t type = m.info->float_type;
   opt::OptimizeResult r = optimize_small(m.graph, 20);
   EXPECT_LT(r.optimized.num_ops(), m.graph.num_ops());  // the activations fuse
-  double rtol = 1e-4, atol = 1e-5;
-  tolerances_for_type(type, rtol, atol);
+  Tolerance tol = tolerance_for(m.info->stored_precision(), {.rtol = 1e-4, .atol = 1e-5});
   EXPECT_TRUE(check_equivalent(m.graph, r.optimized,
                                {.runs = 1,
                                 .seed = 5,
-                                .tolerance = {.rtol = rtol, .atol = atol},
+                                .tolerance = tol,
                                 .executor = CheckExecutor::Onednn})
                   .ok);
   export_onnx_file(r.optimized, m.info.get(), out);
@@ -72,7 +71,7 @@ std::pair<double, double> optimize_check_write(const ImportedModel& m, const std
   EXPECT_EQ(initializer_types(written), (std::set<int32_t>{type}));
   EXPECT_EQ(written.graph().input(0).type().tensor_type().elem_type(), type);
   EXPECT_EQ(written.graph().output(0).type().tensor_type().elem_type(), type);
-  return {rtol, atol};
+  return {tol.rtol, tol.atol};
 }
 
 TEST(HalfPrecision, RoundingIsToNearestEvenInEachType) {
@@ -84,12 +83,11 @@ TEST(HalfPrecision, RoundingIsToNearestEvenInEachType) {
   EXPECT_EQ(round_to_half(6e-8f, TensorProto::FLOAT16), 0x1p-24f);     // the smallest subnormal
   EXPECT_EQ(round_to_half(-1e-8f, TensorProto::FLOAT16), 0.0f);
   EXPECT_TRUE(std::isnan(round_to_half(NAN, TensorProto::BFLOAT16)));
-  double rtol = 1e-4, atol = 1e-5;
-  tolerances_for_type(TensorProto::FLOAT, rtol, atol);
-  EXPECT_EQ(rtol, 1e-4);
-  tolerances_for_type(TensorProto::FLOAT16, rtol, atol);
-  EXPECT_EQ(rtol, 1e-2);
-  EXPECT_EQ(atol, 1e-3);
+  Tolerance given{.rtol = 1e-4, .atol = 1e-5};
+  EXPECT_EQ(tolerance_for(StoredPrecision::Float32, given).rtol, 1e-4);
+  EXPECT_EQ(tolerance_for(StoredPrecision::Float16, given).rtol, 1e-2);
+  EXPECT_EQ(tolerance_for(StoredPrecision::Float16, given).atol, 1e-3);
+  EXPECT_EQ(tolerance_for(StoredPrecision::BFloat16, {.rtol = 0.1, .atol = 0.1}).rtol, 0.1);
 }
 
 // resnet18 converted to float16: optimized like the float32 model, written as float16, and in

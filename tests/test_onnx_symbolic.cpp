@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "onnx/onnx_model.h"
-#include "onnx/tensor_proto.h"
+#include "onnx/format/tensor_proto.h"
 #include "ops/op_def.h"
 #include "test_onnx_support.h"
 

@@ -1,12 +1,12 @@
 // --ort-contrib-ops: torch's multi-head attention rewritten to ONNX Runtime's com.microsoft
-// Attention (onnx/ort_attention_fusion.h), checked in ONNX Runtime (ort/runtime_compare.h).
+// Attention (ort/ort_attention_fusion.h), checked in ONNX Runtime (ort/runtime_compare.h).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "driver/data_paths.h"
-#include "onnx/ort_attention_fusion.h"
+#include "ort/ort_attention_fusion.h"
 #include "ort/runtime_compare.h"
 #include "test_onnx_support.h"
 

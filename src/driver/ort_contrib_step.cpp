@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "driver/latency_guard_step.h"
 #include "driver/scratch_dir.h"
-#include "onnx/ort_attention_fusion.h"
+#include "ort/ort_attention_fusion.h"
 
 namespace graphsub::driver {
 namespace {

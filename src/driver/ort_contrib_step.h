@@ -1,6 +1,6 @@
 #pragma once
 // --ort-contrib-ops: after the latency guard, the model about to be written gets ONNX Runtime's
-// own fused operators where its optimizer misses them (onnx/ort_attention_fusion.h). The fused
+// own fused operators where its optimizer misses them (ort/ort_attention_fusion.h). The fused
 // file is checked against the unfused one in ONNX Runtime (graphsub's executors cannot run
 // com.microsoft operators) and timed against it; it replaces the unfused file only when it
 // computes the same within the tolerance and is not slower beyond the noise band.

@@ -71,4 +71,10 @@ Difference compare(const HostTensor<float>& got, const HostTensor<float>& ref, T
   return d;
 }
 
+Tolerance tolerance_for(StoredPrecision p, Tolerance t) {
+  if (p == StoredPrecision::Float16) return {std::max(t.rtol, 1e-2), std::max(t.atol, 1e-3)};
+  if (p == StoredPrecision::BFloat16) return {std::max(t.rtol, 5e-2), std::max(t.atol, 1e-2)};
+  return t;
+}
+
 }  // namespace graphsub

@@ -37,6 +37,15 @@ struct Tolerance {
   double atol = 1e-5;
 };
 
+// The type a model's floating-point values are stored in when it is written: a float16 or
+// bfloat16 model is computed as float32 and written back in its type, each weight rounded.
+enum class StoredPrecision { Float32, Float16, BFloat16 };
+
+// `t` widened to what values stored at `p` keep (Float32: `t`; Float16: at least rtol 1e-2
+// and atol 1e-3; BFloat16: 5e-2 and 1e-2: a few units in the last place of each rounded
+// weight).
+Tolerance tolerance_for(StoredPrecision p, Tolerance t);
+
 struct Difference {
   double max_abs = 0;
   double max_rel = 0;     // |a-b| / max(|a|,|b|) over finite pairs where that is defined

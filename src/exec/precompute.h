@@ -4,7 +4,7 @@
 // weights, folded batchnorm scales, block-diagonal group weights) is computed once with its
 // reference kernel and replaced by a weight holding the values. The optimizer runs it on
 // its result and the ONNX exporter before writing. (Shape computations on int64 tensors are
-// evaluated earlier, at import: src/onnx/import_folding.h.)
+// evaluated earlier, at import: src/onnx/evaluate/shape_evaluator.h.)
 #include <cstddef>
 
 #include "ir/graph.h"

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "exec/host_tensor.h"
 #include "ir/graph.h"
 #include "ir/report.h"
 
@@ -68,7 +69,8 @@ struct OnnxModelInfo {
   // FLOAT (1), or FLOAT16 (10) / BFLOAT16 (16) for a half model, imported as float32 and
   // written back in its own type (onnx/half_precision.h).
   int32_t float_type = 1;
-  int64_t opset() const;  // version of the default domain
+  int64_t opset() const;                     // version of the default domain
+  StoredPrecision stored_precision() const;  // of float_type
 };
 
 struct OpaqueNodeInfo {
@@ -162,13 +164,16 @@ void ensure_output_is_not_input(const std::string& input, const std::string& out
 // through onnx::checker before it is written; a failure throws Error. export_onnx_file
 // writes each file to a temporary file beside it and renames it into place when complete
 // (a failed write leaves the old file and no partial file), and refuses to replace the
-// files of `info->source_files`.
-void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
-                      const ExportOptions& opts = {});
+// files of `info->source_files`. Returns the written model's nodes counted as
+// onnx_node_counts does.
+std::map<std::string, int64_t> export_onnx_file(const Graph& g, const OnnxModelInfo* info,
+                                                const std::string& path,
+                                                const ExportOptions& opts = {});
 // Writes a serialized model (an exported one, changed after export) as export_onnx_file writes
 // what it exports.
-void write_onnx_bytes(const std::string& model_bytes, const OnnxModelInfo* info,
-                      const std::string& path, const ExportOptions& opts = {});
+std::map<std::string, int64_t> write_onnx_bytes(const std::string& model_bytes,
+                                                const OnnxModelInfo* info, const std::string& path,
+                                                const ExportOptions& opts = {});
 // The same model as serialized bytes (weights inline; for tests and in-memory use).
 std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
                               const ExportOptions& opts = {});
@@ -177,6 +182,5 @@ std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
 // as ImportSummary::onnx_op_counts is (domain-qualified outside the default domain).
 std::map<std::string, int64_t> onnx_node_counts(std::string_view model_bytes,
                                                 const std::string& label = "<memory>");
-std::map<std::string, int64_t> onnx_file_node_counts(const std::string& path);
 
 }  // namespace graphsub

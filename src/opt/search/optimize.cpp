@@ -9,12 +9,11 @@
 #include "core/error.h"
 #include "exec/precompute.h"
 #include "ir/hash.h"
-#include "core/error.h"
 #include "ir/process_stats.h"
 #include "opt/cost/analytic_cost.h"
-#include "opt/search/bisect.h"
 #include "opt/cost/machine_profile.h"
 #include "opt/cost/measured_cost.h"
+#include "opt/search/bisect.h"
 
 namespace graphsub::opt {
 
@@ -23,9 +22,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // What the bisection found, for the error message: the first bad application and the list.
-std::string blame(const Graph& original, const std::vector<const Transform*>& transforms,
-                  const SearchResult& s, const CheckOptions& check) {
-  auto bad = first_bad_application(original, transforms, s.steps, check);
+std::string blame(const SearchResult& s, std::optional<size_t> bad) {
   if (!bad)
     return s.steps.empty()
                ? "no rule was applied: pre-computing the weights broke the outputs"
@@ -83,13 +80,26 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const
   if (opts.check) {
     auto t = Clock::now();
     reporter.progress("check", 0, 1, "running both graphs on random inputs");
-    CheckOptions check{.seed = opts.seed, .tolerance = opts.tolerance};
+    CheckOptions check{.runs = opts.check_runs,
+                       .seed = opts.seed,
+                       .tolerance = opts.tolerance,
+                       .executor = opts.check_executor};
     r.check = check_equivalent(g, r.optimized, check, reporter);
     r.checked = true;
     r.check_seconds = std::chrono::duration<double>(Clock::now() - t).count();
-    if (!r.check.ok)
-      throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
-                              r.check.failure(), blame(g, transforms, r.search, check)));
+    if (!r.check.ok) {
+      // The bisection replays the applications, one input set per check.
+      check.runs = 1;
+      if (opts.mismatch_is_error) {
+        r.first_bad_step = first_bad_application(g, transforms, r.search.steps, check, reporter);
+        throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
+                                r.check.failure(), blame(r.search, r.first_bad_step)));
+      }
+      try {
+        r.first_bad_step = first_bad_application(g, transforms, r.search.steps, check, reporter);
+      } catch (const Error&) {  // steps that do not replay: no single one to blame
+      }
+    }
   }
   return r;
 }

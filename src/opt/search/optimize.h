@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,8 +13,8 @@
 #include "ir/graph.h"
 #include "ir/report.h"
 #include "opt/cost/cost_model.h"
-#include "opt/transforms/rule_library.h"
 #include "opt/search/search.h"
+#include "opt/transforms/rule_library.h"
 
 namespace graphsub::opt {
 
@@ -27,9 +28,15 @@ struct OptimizeOptions {
   // with other busy processes, 1 gives far steadier timings.
   int threads = 1;
   bool precompute = true;  // fold weight expressions into weights
-  bool check = true;       // equivalence check of the result (reference executor, one run)
-  Tolerance tolerance;     // of that check, and of the ONNX job's (--rtol, --atol)
+  bool check = true;       // equivalence check of the result (check/equivalence.h)
+  Tolerance tolerance;     // of that check (--rtol, --atol)
   uint64_t seed = 1;       // random inputs of the check
+  int check_runs = 1;      // random input sets of the check
+  CheckExecutor check_executor = CheckExecutor::Reference;
+  // A result that fails the check: an Error (the message names the first bad application),
+  // or, false, returned with check.ok false and first_bad_step set, for a caller that
+  // reports the failure itself (the ONNX job writes nothing and says why).
+  bool mismatch_is_error = true;
 };
 
 struct OptimizeResult {
@@ -49,6 +56,9 @@ struct OptimizeResult {
   bool checked = false;
   ResultCheck check;
   double check_seconds = 0;
+  // When the check failed: the first step of search.steps after which the outputs differ
+  // (nullopt when no single application is to blame).
+  std::optional<size_t> first_bad_step;
 };
 
 // Builds the cost model the options ask for (measuring the machine on first use).
@@ -56,8 +66,9 @@ std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter
 
 // Searches with the transforms of `lib`, which the caller loads once (src/driver: before the
 // long run, and used again to find a bad rewrite). Throws Error when the input graph is
-// invalid, and when the optimized graph fails the numerical check: the message names the first
-// rule application after which the outputs differ (found by replaying the applications).
+// invalid, and (opts.mismatch_is_error) when the optimized graph fails the numerical check:
+// the message names the first rule application after which the outputs differ (found by
+// replaying the applications).
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
                               CostModel& cost, Reporter& reporter);
 

@@ -1,4 +1,4 @@
-#include "onnx/ort_attention_fusion.h"
+#include "ort/ort_attention_fusion.h"
 
 #include <fmt/format.h>
 #include <onnx/defs/schema.h>
@@ -10,9 +10,9 @@
 #include <set>
 
 #include "core/error.h"
-#include "onnx/isolated_call.h"
-#include "onnx/model_io.h"
-#include "onnx/tensor_proto.h"
+#include "onnx/format/isolated_call.h"
+#include "onnx/format/model_io.h"
+#include "onnx/format/tensor_proto.h"
 
 namespace graphsub {
 namespace {
@@ -31,8 +31,8 @@ struct Dim {
 using Dims = std::vector<Dim>;
 
 // Shapes of every tensor shape inference could type, by name. Run in a child process
-// (onnx/isolated_call.h): the model may hold opaque nodes copied from an untrusted file. Where
-// inference gives up on the model (an operator of a domain it has no schemas for, say), only
+// (onnx/format/isolated_call.h): the model may hold opaque nodes copied from an untrusted file.
+// Where inference gives up on the model (an operator of a domain it has no schemas for, say), only
 // the declared inputs and outputs are typed, and ranks are propagated from them
 // (fill_unknown_ranks).
 std::map<std::string, Dims> inferred_shapes(const onnx::ModelProto& m, const std::string& label) {
@@ -73,10 +73,12 @@ std::map<std::string, Dims> inferred_shapes(const onnx::ModelProto& m, const std
   return shapes;
 }
 
-// Who writes and who reads each tensor of a graph, and its constant initializers.
-class GraphIndex {
+// Who writes and who reads each tensor of a written ONNX graph, and its constant
+// initializers: this step edits the file graphsub wrote, after the IR is gone (the IR's
+// index is opt/match/graph_index.h).
+class WrittenModelIndex {
  public:
-  explicit GraphIndex(const onnx::GraphProto& g) {
+  explicit WrittenModelIndex(const onnx::GraphProto& g) {
     for (int i = 0; i < g.node_size(); ++i) {
       for (const auto& o : g.node(i).output()) producer_[o] = i;
       for (const auto& in : g.node(i).input()) ++readers_[in];
@@ -198,7 +200,7 @@ struct Head {
   int64_t lo = 0, hi = 0;
 };
 
-std::optional<Head> match_head(const GraphIndex& gi, const std::string& t,
+std::optional<Head> match_head(const WrittenModelIndex& gi, const std::string& t,
                                const std::vector<int64_t>& perm) {
   Head h;
   h.transpose = gi.producer(t, "Transpose");
@@ -238,7 +240,7 @@ struct Match {
   std::string site;
 };
 
-std::optional<Match> match_attention(const GraphIndex& gi,
+std::optional<Match> match_attention(const WrittenModelIndex& gi,
                                      const std::map<std::string, Dims>& shapes,
                                      const NodeProto& softmax) {
   const onnx::AttributeProto* axis = attribute(softmax, "axis");
@@ -398,7 +400,7 @@ AttentionFusion fuse_ort_attention(const std::string& model_bytes, const std::st
   }
   std::map<std::string, Dims> shapes = inferred_shapes(model, label);
   fill_unknown_ranks(model.graph(), shapes);
-  GraphIndex gi(model.graph());
+  WrittenModelIndex gi(model.graph());
   std::vector<Match> matches;
   std::set<const NodeProto*> taken;
   for (const NodeProto& n : model.graph().node()) {

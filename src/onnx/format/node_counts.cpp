@@ -4,24 +4,23 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "onnx/model_io.h"
+#include "onnx/format/model_io.h"
 #include "onnx/onnx_model.h"
 
 namespace graphsub {
 
 std::map<std::string, int64_t> onnx_node_counts(std::string_view model_bytes,
                                                 const std::string& label) {
-  onnx::ModelProto m = parse_model(model_bytes, label);
+  return node_counts(parse_model(model_bytes, label));
+}
+
+std::map<std::string, int64_t> node_counts(const onnx::ModelProto& m) {
   std::map<std::string, int64_t> counts;
   for (const auto& n : m.graph().node()) {
     bool default_domain = n.domain().empty() || n.domain() == "ai.onnx";
     ++counts[default_domain ? n.op_type() : n.domain() + ":" + n.op_type()];
   }
   return counts;
-}
-
-std::map<std::string, int64_t> onnx_file_node_counts(const std::string& path) {
-  return onnx_node_counts(read_binary_file(path), path);
 }
 
 }  // namespace graphsub

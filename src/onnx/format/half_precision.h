@@ -27,9 +27,4 @@ void narrow_to_half(onnx::ModelProto& m, int32_t half);
 // One value through the half type and back: the rounding a written model applies.
 float round_to_half(float v, int32_t half);
 
-// The check's tolerances for a model of element type `elem` (FLOAT: the given ones; a half
-// type: at least rtol 1e-2 and atol 1e-3 for float16, 5e-2 and 1e-2 for bfloat16: a few units
-// in the last place of values rounded at each of the written model's weights).
-void tolerances_for_type(int32_t elem, double& rtol, double& atol);
-
 }  // namespace graphsub

@@ -1,4 +1,4 @@
-#include "onnx/runtime_values.h"
+#include "onnx/import/runtime_values.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

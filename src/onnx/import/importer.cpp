@@ -11,15 +11,15 @@
 #include <queue>
 
 #include "core/error.h"
-#include "onnx/half_precision.h"
-#include "onnx/import_context.h"
-#include "onnx/isolated_call.h"
-#include "onnx/model_io.h"
-#include "onnx/opaque_attrs.h"
-#include "onnx/operator_versions.h"
-#include "onnx/runtime_values.h"
-#include "onnx/symbolic_dims.h"
-#include "onnx/tensor_proto.h"
+#include "onnx/format/half_precision.h"
+#include "onnx/format/isolated_call.h"
+#include "onnx/format/model_io.h"
+#include "onnx/format/opaque_attrs.h"
+#include "onnx/format/operator_versions.h"
+#include "onnx/format/tensor_proto.h"
+#include "onnx/import/import_context.h"
+#include "onnx/import/runtime_values.h"
+#include "onnx/import/symbolic_dims.h"
 
 namespace graphsub {
 namespace {
@@ -824,6 +824,12 @@ std::vector<std::string> opaque_summary_lines(const ImportSummary& s) {
   for (const auto& key : first_seen)
     lines.push_back(fmt::format("{} x {}: {}", groups[key], key.first, key.second));
   return lines;
+}
+
+StoredPrecision OnnxModelInfo::stored_precision() const {
+  if (float_type == TensorProto::FLOAT16) return StoredPrecision::Float16;
+  if (float_type == TensorProto::BFLOAT16) return StoredPrecision::BFloat16;
+  return StoredPrecision::Float32;
 }
 
 int64_t OnnxModelInfo::opset() const {

@@ -1,4 +1,4 @@
-#include "onnx/model_io.h"
+#include "onnx/format/model_io.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-#include "onnx/symbolic_dims.h"
+#include "onnx/import/symbolic_dims.h"
 
 #include <fmt/format.h>
 

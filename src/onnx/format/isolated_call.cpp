@@ -1,4 +1,4 @@
-#include "onnx/isolated_call.h"
+#include "onnx/format/isolated_call.h"
 
 #include <fmt/format.h>
 #include <signal.h>

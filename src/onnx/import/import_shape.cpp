@@ -7,8 +7,8 @@
 #include <set>
 
 #include "core/error.h"
-#include "onnx/import_context.h"
-#include "onnx/tensor_proto.h"
+#include "onnx/format/tensor_proto.h"
+#include "onnx/import/import_context.h"
 
 namespace graphsub {
 namespace {

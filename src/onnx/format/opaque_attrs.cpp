@@ -1,4 +1,4 @@
-#include "onnx/opaque_attrs.h"
+#include "onnx/format/opaque_attrs.h"
 
 #include <fmt/format.h>
 

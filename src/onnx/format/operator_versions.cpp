@@ -3,7 +3,7 @@
 // import-time evaluator) reads exactly that form, or when it differs from a listed one only in
 // the element types it allows (most versions from 19 on: float8, int4, bfloat16). Adding a
 // version means reading its form; a missing one only costs an opaque node.
-#include "onnx/operator_versions.h"
+#include "onnx/format/operator_versions.h"
 
 #include <onnx/defs/schema.h>
 

@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "onnx/import_folding.h"
+#include "onnx/evaluate/shape_evaluator.h"
+#include "onnx/format/node_attrs.h"
 #include "onnx/onnx_model.h"
 
 namespace graphsub {
@@ -24,24 +25,6 @@ struct Decline {
 struct OnnxTensorInfo {
   int32_t elem_type = 0;
   std::optional<Shape> shape;
-};
-
-// Typed access to a node's attributes; errors name the node and the attribute.
-class NodeAttrs {
- public:
-  NodeAttrs(const onnx::NodeProto& n, std::string label) : n_(n), label_(std::move(label)) {}
-  bool has(const std::string& name) const { return find(name) != nullptr; }
-  int64_t i(const std::string& name, int64_t def) const;
-  float f(const std::string& name, float def) const;
-  std::string s(const std::string& name, const std::string& def) const;
-  std::vector<int64_t> ints(const std::string& name, std::vector<int64_t> def) const;
-  const onnx::TensorProto* tensor(const std::string& name) const;
-
- private:
-  const onnx::AttributeProto* find(const std::string& name) const;
-  const onnx::AttributeProto& typed(const std::string& name, int type) const;
-  const onnx::NodeProto& n_;
-  std::string label_;
 };
 
 class ImportContext {
@@ -125,8 +108,5 @@ void add_shape_converters(std::map<std::string, Converter>& table);  // Concat, 
 // those kept opaque) has strides, dilations or kernel sizes below 1 or negative pads: checked
 // before ONNX shape inference, which divides by them.
 void check_window_attributes(const onnx::NodeProto& n);
-
-// Normalises an axis attribute against a rank, throwing Error naming the node.
-int64_t onnx_axis(const onnx::NodeProto& n, int64_t axis, int64_t rank);
 
 }  // namespace graphsub

@@ -1,4 +1,4 @@
-#include "onnx/tensor_proto.h"
+#include "onnx/format/tensor_proto.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "onnx/model_io.h"
+#include "onnx/format/model_io.h"
 
 namespace graphsub {
 

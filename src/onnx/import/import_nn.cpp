@@ -6,7 +6,7 @@
 #include <set>
 
 #include "core/error.h"
-#include "onnx/import_context.h"
+#include "onnx/import/import_context.h"
 
 namespace graphsub {
 namespace {

@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,6 +24,9 @@ std::string read_file_range(const std::string& path, int64_t offset, int64_t len
 
 // Parses a serialized model; throws Error naming `label` when the bytes are not a model.
 onnx::ModelProto parse_model(std::string_view bytes, const std::string& label);
+
+// Nodes of a model by op_type (onnx_node_counts of onnx_model.h, on a parsed model).
+std::map<std::string, int64_t> node_counts(const onnx::ModelProto& m);
 
 // Writes the model to `path`. With `external`, initializer data of 1 KiB or more goes to
 // `<path>.data` (aligned offsets), referenced by relative location. Each file is written to

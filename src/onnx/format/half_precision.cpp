@@ -1,4 +1,4 @@
-#include "onnx/half_precision.h"
+#include "onnx/format/half_precision.h"
 
 #include <fmt/format.h>
 
@@ -242,16 +242,6 @@ void narrow_to_half(onnx::ModelProto& m, int32_t half) {
           },
   };
   v.graph(*m.mutable_graph());
-}
-
-void tolerances_for_type(int32_t elem, double& rtol, double& atol) {
-  if (elem == TensorProto::FLOAT16) {
-    rtol = std::max(rtol, 1e-2);
-    atol = std::max(atol, 1e-3);
-  } else if (elem == TensorProto::BFLOAT16) {
-    rtol = std::max(rtol, 5e-2);
-    atol = std::max(atol, 1e-2);
-  }
 }
 
 }  // namespace graphsub

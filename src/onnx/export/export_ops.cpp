@@ -4,10 +4,10 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "onnx/export_context.h"
-#include "onnx/opaque_attrs.h"
-#include "onnx/operator_versions.h"
-#include "onnx/tensor_proto.h"
+#include "onnx/export/export_context.h"
+#include "onnx/format/opaque_attrs.h"
+#include "onnx/format/operator_versions.h"
+#include "onnx/format/tensor_proto.h"
 
 namespace graphsub {
 namespace {

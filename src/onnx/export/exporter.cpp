@@ -10,11 +10,11 @@
 
 #include "core/error.h"
 #include "exec/precompute.h"
-#include "onnx/export_context.h"
-#include "onnx/half_precision.h"
-#include "onnx/model_io.h"
-#include "onnx/opaque_attrs.h"
-#include "onnx/tensor_proto.h"
+#include "onnx/export/export_context.h"
+#include "onnx/format/half_precision.h"
+#include "onnx/format/model_io.h"
+#include "onnx/format/opaque_attrs.h"
+#include "onnx/format/tensor_proto.h"
 
 namespace graphsub {
 
@@ -521,26 +521,30 @@ std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
 
 namespace {
 
-void write_exported(onnx::ModelProto& m, const OnnxModelInfo* info, const std::string& path,
-                    const ExportOptions& opts) {
+std::map<std::string, int64_t> write_exported(onnx::ModelProto& m, const OnnxModelInfo* info,
+                                              const std::string& path, const ExportOptions& opts) {
+  std::map<std::string, int64_t> counts = node_counts(m);
   int64_t weight_bytes = 0;
   for (const auto& t : m.graph().initializer()) weight_bytes += tensor_byte_size(t);
   write_model(m, path, opts.external_data || weight_bytes > opts.external_threshold_bytes,
               info ? info->source_files : std::vector<std::string>{});
+  return counts;
 }
 
 }  // namespace
 
-void export_onnx_file(const Graph& g, const OnnxModelInfo* info, const std::string& path,
-                      const ExportOptions& opts) {
+std::map<std::string, int64_t> export_onnx_file(const Graph& g, const OnnxModelInfo* info,
+                                                const std::string& path,
+                                                const ExportOptions& opts) {
   onnx::ModelProto m = Exporter(g, info, opts).run();
-  write_exported(m, info, path, opts);
+  return write_exported(m, info, path, opts);
 }
 
-void write_onnx_bytes(const std::string& model_bytes, const OnnxModelInfo* info,
-                      const std::string& path, const ExportOptions& opts) {
+std::map<std::string, int64_t> write_onnx_bytes(const std::string& model_bytes,
+                                                const OnnxModelInfo* info, const std::string& path,
+                                                const ExportOptions& opts) {
   onnx::ModelProto m = parse_model(model_bytes, path);
-  write_exported(m, info, path, opts);
+  return write_exported(m, info, path, opts);
 }
 
 void ensure_output_is_not_input(const std::string& input, const std::string& output) {

@@ -1,20 +1,20 @@
 #pragma once
 // Shape computations that must stay computed at run time (internal to src/onnx).
 // The importer evaluates shape computations at the concrete value it gives each symbolic
-// input dimension (import_folding.h). Where such a value follows a symbolic dimension (an
-// attention mask of ones of the input's size, a class token expanded to the batch, the
-// positions 0..seq) and lands in the graph as a weight or as an operator's fixed parameter,
-// the graph holds that one value and cannot be written back symbolic. The importer records
-// what it folded (FoldTrace) at the imported value and at a second one; the values that
-// differ and are fixed into the graph, with the folded values they were computed from, are
-// imported again as nodes (opaque, written back as the model had them), which compute them
-// at run time at any value. Reshape targets need not: the exporter derives them anew.
+// input dimension (onnx/evaluate/shape_evaluator.h). Where such a value follows a symbolic
+// dimension (an attention mask of ones of the input's size, a class token expanded to the batch,
+// the positions 0..seq) and lands in the graph as a weight or as an operator's fixed parameter, the
+// graph holds that one value and cannot be written back symbolic. The importer records what it
+// folded (FoldTrace) at the imported value and at a second one; the values that differ and are
+// fixed into the graph, with the folded values they were computed from, are imported again as nodes
+// (opaque, written back as the model had them), which compute them at run time at any value.
+// Reshape targets need not: the exporter derives them anew.
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "onnx/import_folding.h"
+#include "onnx/evaluate/shape_evaluator.h"
 
 namespace graphsub {
 

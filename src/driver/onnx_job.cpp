@@ -1,0 +1,337 @@
+// The ONNX job as a pipeline of named steps: import, open the target, search (with the
+// optimizer's check at the import's shapes), check at the other value of each symbolic
+// dimension, dump candidates, the latency guard, ONNX Runtime's fused operators, write.
+// Each step reads and fills the job's state; one that fails the model sets the failure and
+// the pipeline stops before anything is written.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <optional>
+
+#include "core/error.h"
+#include "driver/candidate_samples.h"
+#include "driver/data_paths.h"
+#include "driver/job_support.h"
+#include "driver/latency_guard_step.h"
+#include "driver/optimize_job.h"
+#include "driver/ort_contrib_step.h"
+#include "opt/cost/machine_profile.h"
+#include "opt/search/bisect.h"
+#include "opt/search/search.h"
+#include "ort/ort_cost_model.h"
+#include "ort/target.h"
+
+namespace graphsub::driver {
+
+namespace {
+
+// Random rewrites among the graphs --dump-candidates writes (with the original, the search's
+// path and its finalists): enough to spread the costs beyond the search's own graphs.
+constexpr int kDumpedRandomSamples = 6;
+
+// The shipped ONNX Runtime worker. Without a data folder the worker's own search
+// ($GRAPHSUB_TOOLS_DIR, ./tools) runs, and its error names what is missing.
+ort::WorkerOptions worker_options() {
+  ort::WorkerOptions w;
+  try {
+    w.script = ort_worker_script();
+  } catch (const Error&) {
+  }
+  return w;
+}
+
+std::string mismatch_message(const opt::OptimizeResult& r, const Tolerance& tol) {
+  std::string bad = r.first_bad_step ? opt::describe_step(r.search.steps[*r.first_bad_step]) : "";
+  std::vector<std::string> rules;
+  for (const auto& [rule, n] : r.rules_applied) rules.push_back(rule);
+  std::string advice =
+      bad.empty()
+          ? fmt::format("rules applied: {}; disable them one at a time with {} NAME",
+                        fmt::join(rules, ", "), kDisableRuleFlag)
+          : fmt::format(
+                "the outputs first differ after {}; rerun with {} {} to leave that rule out "
+                "(rules applied: {})",
+                bad, kDisableRuleFlag, bad.substr(0, bad.find(" at ")), fmt::join(rules, ", "));
+  return fmt::format(
+      "the optimized model does NOT compute what the original computes (tolerance rtol {} "
+      "atol {}); {}. Nothing was written.",
+      tol.rtol, tol.atol, advice);
+}
+
+class OnnxJob {
+ public:
+  OnnxJob(const OnnxJobOptions& o, const std::string* model_bytes, const opt::RuleLibrary& lib,
+          Reporter& rep, OnnxJobObserver& observer)
+      : o_(o), bytes_(model_bytes), lib_(lib), rep_(rep), observer_(observer) {}
+
+  OnnxJobResult run() {
+    import_model();
+    open_target();
+    search();
+    if (!checked_at_import_shapes() || !checked_at_other_values()) return std::move(out_);
+    dump_candidates();
+    choose_by_latency();
+    fuse_ort_operators();
+    write();
+    return std::move(out_);
+  }
+
+ private:
+  bool checking() const { return o_.check_runs > 0 && o_.search.opt.check; }
+  const opt::OptimizeResult& result() const { return report().result; }
+  Report& report() { return out_.report; }
+  const Report& report() const { return out_.report; }
+  CheckOptions check_options() const {
+    return {.runs = o_.check_runs,
+            .seed = opts_.seed,
+            .tolerance = opts_.tolerance,
+            .executor = opts_.check_executor};
+  }
+
+  // The model read, with the options that describe the run; the check's tolerances follow
+  // the model's element type.
+  void import_model() {
+    Report& rp = report();
+    rp.job = "onnx";
+    rp.options = search_options_text(o_.search);
+    rp.options["check"] = fmt::format("{}", o_.check_runs);
+    rp.options["check_executor"] = o_.check_executor;
+    rp.options["input_shapes"] = fmt::format("{}", fmt::join(o_.input_shapes, ","));
+    rp.options["dims"] = fmt::format("{}", fmt::join(o_.dims, ","));
+    rp.options["opset"] = fmt::format("{}", o_.opset);
+    ImportOptions io;
+    io.input_shapes = parse_input_shapes(o_.input_shapes);
+    io.dim_values = parse_dim_values(o_.dims);
+    auto t = JobClock::now();
+    m_ = bytes_ ? import_onnx_bytes(*bytes_, "", io, rep_) : import_onnx_file(o_.input, io, rep_);
+    rp.seconds["import"] = seconds_since(t);
+    opts_ = optimizer_options(o_.search);
+    opts_.tolerance = tolerance_for(m_.info->stored_precision(), opts_.tolerance);
+    rp.options["rtol"] = fmt::format("{}", opts_.tolerance.rtol);
+    rp.options["atol"] = fmt::format("{}", opts_.tolerance.atol);
+    rp.opset = m_.info->opset();
+    rp.onnx_ops_before = m_.summary.onnx_op_counts;
+    rp.opaque = m_.summary.opaque;
+    rp.removed = m_.summary.removed;
+    rp.import_notes = m_.summary.notes;
+    observer_.imported(m_);
+  }
+
+  // The runtime the model is optimized for: ONNX Runtime by default, priced by its own
+  // kernel times; graphsub's oneDNN executor when asked, or when ONNX Runtime is missing.
+  void open_target() {
+    target_ = ort::open_target(o_.search.target, worker_options());
+    report().options["target"] = target_.name;
+    report().options["ort_contrib_ops"] = o_.ort_contrib_ops ? "true" : "false";
+    if (o_.ort_contrib_ops && !target_.worker)
+      throw Error(fmt::format("--ort-contrib-ops: {}", target_.fallback));
+    if (!target_.fallback.empty()) {
+      report().import_notes.push_back(target_.fallback);
+      rep_.warn(target_.fallback);
+    }
+    guarded_ = target_.worker && o_.guard_runs != 0;
+    if (target_.worker) {
+      report().options["cost"] = "ort";
+      cost_ = std::make_unique<ort::OrtCostModel>(
+          *target_.worker, opts_.cache_dir.empty() ? opt::default_cache_dir() : opts_.cache_dir, 1,
+          rep_);
+    } else {
+      cost_ = opt::make_cost_model(opts_, rep_);
+    }
+  }
+
+  // The search, and the optimizer's check of its choice at the import's shapes (on the
+  // job's input sets and executor; a mismatch is reported, not thrown).
+  void search() {
+    opts_.check = checking();
+    opts_.check_runs = o_.check_runs;
+    opts_.check_executor =
+        o_.check_executor == "reference" ? CheckExecutor::Reference : CheckExecutor::Onednn;
+    opts_.mismatch_is_error = false;
+    // The guard times the few best distinct graphs: the search keeps them.
+    if (guarded_)
+      opts_.search.finalists = static_cast<size_t>(o_.guard_candidates < 0 ? kDefaultGuardCandidates
+                                                                           : o_.guard_candidates);
+    report().result = opt::optimize_graph(m_.graph, opts_, lib_, *cost_, rep_);
+    report().ops_before = opt::op_counts(m_.graph);
+    report().ops_after = opt::op_counts(result().optimized);
+    written_ = &result().optimized;
+    observer_.optimized(m_.graph, result());
+  }
+
+  bool checked_at_import_shapes() {
+    if (!checking()) {
+      observer_.check_skipped();
+      return true;
+    }
+    const opt::OptimizeResult& r = result();
+    report().check = r.check;
+    report().seconds["check"] = r.check_seconds;
+    observer_.checked(r.check, m_.graph, r.check_seconds, "");
+    if (!r.check.ok) out_.failure = mismatch_message(r, opts_.tolerance);
+    return r.check.ok;
+  }
+
+  // The written model keeps the symbolic dimensions: the check runs again at the other value
+  // of each (the model imported there against the optimized graph instantiated there); a
+  // graph that fixed a dimension's value fails here rather than when run.
+  bool checked_at_other_values() {
+    if (!checking()) return true;
+    for (size_t p = 0; p < m_.info->symbolic.size(); ++p) {
+      const SymbolicDim& d = m_.info->symbolic[p];
+      std::string at = fmt::format("{}={}", d.name, d.alt);
+      auto t = JobClock::now();
+      ResultCheck alt =
+          check_equivalent(m_.alt_graphs[p], instantiate_symbolic(result().optimized, *m_.info, p),
+                           check_options(), rep_);
+      report().seconds["check " + at] = seconds_since(t);
+      observer_.checked(alt, m_.alt_graphs[p], report().seconds["check " + at], at);
+      bool ok = alt.ok;
+      report().symbolic_checks.emplace_back(at, std::move(alt));
+      if (!ok) {
+        out_.failure = fmt::format(
+            "at {} the optimized model does NOT compute what the original computes; optimize "
+            "at that value with --dim or --input-shape. Nothing was written.",
+            at);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Whether `g` computes what the imported model computes, at the import's shapes and at the
+  // second value of each symbolic dimension, as the search's choice was checked.
+  bool passes_checks(const Graph& g) {
+    if (!check_equivalent(m_.graph, g, check_options(), rep_).ok) return false;
+    for (size_t p = 0; p < m_.info->symbolic.size(); ++p)
+      if (!check_equivalent(m_.alt_graphs[p], instantiate_symbolic(g, *m_.info, p), check_options(),
+                            rep_)
+               .ok)
+        return false;
+    return true;
+  }
+
+  ExportOptions export_options() const {
+    ExportOptions eo;
+    eo.external_data = o_.external_data;
+    eo.opset = o_.opset;
+    return eo;
+  }
+
+  void dump_candidates() {
+    if (o_.dump_candidates.empty()) return;
+    size_t n = driver::dump_candidates(o_.dump_candidates, m_, result(), lib_, *cost_,
+                                       kDumpedRandomSamples, opts_.seed, export_options());
+    rep_.progress("dump", 0, 0, fmt::format("{} candidate graphs in {}", n, o_.dump_candidates));
+  }
+
+  // The ort target: the original and the search's few best graphs timed end to end; the one
+  // written is the fastest beyond the noise band, the original when none is.
+  void choose_by_latency() {
+    if (!guarded_) return;
+    const opt::OptimizeResult& r = result();
+    auto t = JobClock::now();
+    std::vector<GuardCandidate> cands = {{&r.optimized, r.final_cost / 1e3}};
+    for (const opt::RunnerUp& u : r.runners_up) cands.push_back({&u.graph, u.cost / 1e3});
+    GuardStep g = run_latency_guard(*target_.worker, m_, cands, r.initial_cost / 1e3, o_.input,
+                                    bytes_, export_options(), o_.guard_runs, rep_);
+    report().seconds["guard"] = seconds_since(t);
+    if (!g.note.empty()) report().import_notes.push_back(g.note);
+    report().guard = g.result;
+    written_ = g.write_original ? &m_.graph : cands[static_cast<size_t>(g.chosen)].graph;
+    // A runner-up is written only after it passes the same checks as the search's choice
+    // (checked here, not before timing: most runs write the search's choice, and checking
+    // every runner-up doubled the guard's time); one that fails is not written, and said.
+    if (!g.write_original && g.chosen > 0 && checking()) {
+      t = JobClock::now();
+      if (!passes_checks(*written_)) {
+        // Then the search's choice, unless it timed slower than the original beyond noise.
+        const ort::GuardResult& gr = *report().guard;
+        bool first_slower = gr.candidates[0].median_ms > gr.original_ms * (1 + gr.noise);
+        std::string why = fmt::format(
+            "the runner-up the latency guard timed fastest does not compute what the original "
+            "computes; {} is written instead",
+            first_slower ? "the original" : "the search's choice");
+        rep_.warn(why);
+        report().import_notes.push_back(why);
+        report().guard->chosen = first_slower ? -1 : 0;
+        report().guard->verdict += "; " + why;
+        written_ = first_slower ? &m_.graph : &r.optimized;
+      }
+      report().seconds["guard check"] = seconds_since(t);
+    }
+    if (report().guard) observer_.guarded(*report().guard);
+  }
+
+  // --ort-contrib-ops: ONNX Runtime's com.microsoft operators in the model to write, kept
+  // when they check equal and time faster there.
+  void fuse_ort_operators() {
+    if (!o_.ort_contrib_ops) return;
+    auto t = JobClock::now();
+    ExportOptions inline_eo = export_options();
+    inline_eo.external_data = false;
+    std::string bytes;
+    try {
+      bytes = export_onnx_bytes(*written_, m_.info.get(), inline_eo);
+    } catch (const Error& e) {  // over protobuf's 2 GiB: the fusion works on one message
+      report().contrib = ContribStep{
+          .verdict = fmt::format("--ort-contrib-ops skipped: the model cannot be held as "
+                                 "one message ({}); it is written without them",
+                                 e.what())};
+      rep_.warn(report().contrib->verdict);
+    }
+    if (!bytes.empty()) {
+      ort::CompareOptions c{.sets = std::max(1, o_.check_runs),
+                            .seed = opts_.seed,
+                            .rtol = opts_.tolerance.rtol,
+                            .atol = opts_.tolerance.atol};
+      // Symbolic dimensions are checked at a second value too, as the graphsub check does.
+      std::vector<int64_t> dims = {1};
+      if (!m_.info->symbolic.empty()) dims.push_back(m_.info->symbolic[0].alt);
+      report().contrib = run_ort_contrib_step(*target_.worker, bytes, c, dims, o_.guard_runs, rep_);
+      if (report().contrib->written) fused_ = std::move(bytes);
+    }
+    report().seconds["contrib"] = seconds_since(t);
+    observer_.contrib(*report().contrib);
+  }
+
+  // The chosen model, to the output file or as bytes; its nodes counted as written.
+  void write() {
+    auto t = JobClock::now();
+    ExportOptions eo = export_options();
+    if (o_.output.empty()) {
+      out_.model_bytes =
+          fused_ ? std::move(*fused_) : export_onnx_bytes(*written_, m_.info.get(), eo);
+      report().onnx_ops_after = onnx_node_counts(out_.model_bytes);
+    } else {
+      report().onnx_ops_after = fused_ ? write_onnx_bytes(*fused_, m_.info.get(), o_.output, eo)
+                                       : export_onnx_file(*written_, m_.info.get(), o_.output, eo);
+    }
+    report().seconds["export"] = seconds_since(t);
+  }
+
+  const OnnxJobOptions& o_;
+  const std::string* bytes_;
+  const opt::RuleLibrary& lib_;
+  Reporter& rep_;
+  OnnxJobObserver& observer_;
+
+  OnnxJobResult out_;
+  ImportedModel m_;
+  opt::OptimizeOptions opts_;
+  ort::Target target_;
+  bool guarded_ = false;
+  std::unique_ptr<opt::CostModel> cost_;
+  const Graph* written_ = nullptr;    // the graph to write: the search's, a runner-up's, or m_'s
+  std::optional<std::string> fused_;  // the model with ONNX Runtime's operators, when written
+};
+
+}  // namespace
+
+OnnxJobResult run_onnx_job(const OnnxJobOptions& o, const std::string* model_bytes,
+                           const opt::RuleLibrary& lib, Reporter& rep, OnnxJobObserver& observer) {
+  validate(o);
+  return OnnxJob(o, model_bytes, lib, rep, observer).run();
+}
+
+}  // namespace graphsub::driver
