@@ -183,11 +183,29 @@ TEST(LatencyGuard, ARunnerUpFasterOnlyInItsMedianIsNotChosen) {
   EXPECT_EQ(r.chosen, 0) << r.verdict;
 }
 
+TEST(LatencyGuard, ARealFourPercentSlowdownIsNeverWritten) {
+  // googlenet's merged convolutions ran 0.96x of the original, inside the 5% band: the
+  // burden of proof is on the rewrite, so the original is written.
+  auto time = fake_timer({{"orig", {10, 10, 10}}, {"c0", {10.4, 10.4, 10.4}}});
+  auto r = ort::guard_latency(time, "orig", {"c0"}, three_runs());
+  EXPECT_EQ(r.chosen, -1) << r.verdict;
+  EXPECT_TRUE(r.within_noise);
+  // And a 4% gain is not written either: it is not measured beyond the band.
+  auto gain = fake_timer({{"orig", {10, 10, 10}}, {"c0", {9.6, 9.6, 9.6}}});
+  EXPECT_EQ(ort::guard_latency(gain, "orig", {"c0"}, three_runs()).chosen, -1);
+  // A gain beyond the band in the medians and the fastest runs is.
+  auto clear = fake_timer({{"orig", {10, 10, 10}}, {"c0", {9.0, 9.0, 9.0}}});
+  auto w = ort::guard_latency(clear, "orig", {"c0"}, three_runs());
+  EXPECT_EQ(w.chosen, 0) << w.verdict;
+  EXPECT_FALSE(w.within_noise);
+}
+
 TEST(LatencyGuard, WritesTheOriginalWhenEveryCandidateIsSlowerBeyondNoise) {
   auto time = fake_timer({{"orig", {5, 5, 5}}, {"c0", {8, 8, 8}}, {"c1", {7, 7, 7}}});
   auto r = ort::guard_latency(time, "orig", {"c0", "c1"}, three_runs());
   EXPECT_EQ(r.chosen, -1) << r.verdict;
   EXPECT_NE(r.verdict.find("written back"), std::string::npos) << r.verdict;
+  EXPECT_FALSE(r.within_noise);
   EXPECT_DOUBLE_EQ(r.speedup(), 1.0);
 }
 
@@ -204,7 +222,9 @@ TEST(LatencyGuard, AWideAaBandWidensTheNoise) {
   auto r = ort::guard_latency(time, "orig", {"c0"}, three_runs());
   EXPECT_EQ(calls, 1);
   EXPECT_NEAR(r.noise, 0.2, 1e-9);
-  EXPECT_EQ(r.chosen, 0);  // not slower than the original beyond the band either
+  EXPECT_EQ(r.chosen, -1);  // not measured faster: the original, said to be within noise
+  EXPECT_TRUE(r.within_noise);
+  EXPECT_NE(r.verdict.find("within the noise band"), std::string::npos) << r.verdict;
 }
 
 TEST(LatencyGuard, RefusesTooFewRunsForAMedian) {

@@ -89,6 +89,7 @@ Json timings_json(const Report& r) {
                   {"noise", g.noise},
                   {"written", g.chosen < 0 ? "original" : "optimized"},
                   {"written_candidate", g.chosen},
+                  {"within_noise", g.within_noise},
                   {"speedup", g.speedup()},
                   {"verdict", g.verdict}};
   }

@@ -24,6 +24,13 @@ double median(std::vector<double> v) {
 std::string verdict(const GuardResult& r, const GuardOptions& opts) {
   if (r.chosen < 0) {
     const TimedModel& best = r.candidates[0];
+    if (r.within_noise)
+      return fmt::format(
+          "the optimized model is not measured faster in {} ({:.3f} ms against {:.3f} ms, "
+          "within the noise band of {:.1f}%, median of {} alternated runs): the original is "
+          "written back (a rewrite is written only when measured faster; within the band the "
+          "verdict may differ on another machine)",
+          r.runtime, best.median_ms, r.original_ms, 100 * r.noise, opts.runs);
     return fmt::format(
         "the optimized model is slower in {} ({:.3f} ms against {:.3f} ms, beyond the noise band "
         "of {:.1f}%): the original is written back",
@@ -129,7 +136,11 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
         c.median_ms < r.candidates[static_cast<size_t>(r.chosen)].median_ms)
       r.chosen = static_cast<int>(i);
   }
-  if (slower(r.candidates[static_cast<size_t>(r.chosen)], orig)) r.chosen = -1;
+  const TimedModel& picked = r.candidates[static_cast<size_t>(r.chosen)];
+  if (!slower(orig, picked)) {
+    r.within_noise = !slower(picked, orig);
+    r.chosen = -1;
+  }
   r.original_ms = orig.median_ms;
   r.verdict = verdict(r, opts);
   return r;
