@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Run graphsub and the tools users would pick instead on the same models, in one run, and
+measure every result the same way.
+
+Tools, each the PyPI release pyproject.toml pins, each called as its documentation shows:
+
+| tool | call |
+|---|---|
+| graphsub | `graphsub optimize IN -o OUT` (defaults: the ort target and its latency guard) |
+| onnxsim | `onnxsim IN OUT` |
+| onnxslim | `onnxslim IN OUT` |
+| onnxoptimizer | `onnxoptimizer.optimize(model)` (its default passes) |
+| ort-basic, ort-extended | `SessionOptions.optimized_model_filepath` at ORT_ENABLE_BASIC / _EXTENDED (the "all" level writes a file for one machine's kernels and layouts, so it is not a portable result and is left out) |
+| ort-transformers | `onnxruntime.transformers.optimizer.optimize_model(IN, model_type=T)` on the transformer models, T by family (MODEL_TYPES) |
+
+Each tool runs as its own process (`os.wait4` gives its wall time and peak memory). For every
+file a tool writes:
+- outputs against the original's in ONNX Runtime (graph optimizations off on both sides, so
+  the files are run as written) at both test values of each symbolic dimension, max abs and
+  relative difference, with check_zoo.py's tolerances;
+- ONNX Runtime latency at graph optimizations "all", 1 intra-op thread: the original (twice,
+  an A/A control) and every tool's file alternated run by run in rotated and reversed orders,
+  medians; then the same with all of the machine's cores;
+- OpenVINO's CPU runtime, the original against each file, alternated the same way;
+- ONNX node count.
+
+Input: a zoo manifest (bench/zoo/make_zoo.py). Output: OUT/peers.json and OUT/peers.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "zoo"))
+import check_zoo  # noqa: E402  (the zoo's inputs and comparison rules)
+
+# The ONNX Runtime transformers optimizer's model type for each model of the zoo it fits.
+MODEL_TYPES = {
+    "hf-bert": "bert", "hf-distilbert": "bert", "hf-roberta": "bert", "hf-xlm-roberta": "bert",
+    "hf-albert": "bert", "hf-electra": "bert", "hf-deberta-v2": "bert", "hf-mpnet": "bert",
+    "hf-modernbert": "bert", "hf-mobilebert": "bert", "hf-bart-encoder": "bart",
+    "hf-marian-encoder": "bart", "hf-t5-encoder": "t5", "hf-gpt2": "gpt2", "hf-gpt2-kv": "gpt2",
+    "hf-gpt-neox": "gpt_neox", "hf-phi": "phi", "hf-vit": "vit", "hf-deit": "vit",
+    "hf-dinov2": "vit", "hf-clip-vision": "clip", "hf-siglip-vision": "clip",
+    "hf-whisper-encoder": "bert", "timm-vit": "vit", "timm-deit": "vit", "tv-vit": "vit",
+}
+
+PY_OPTIMIZER = ("import onnx, onnxoptimizer, sys\n"
+                "onnx.save(onnxoptimizer.optimize(onnx.load(sys.argv[1])), sys.argv[2])\n")
+PY_ORT_LEVEL = ("import onnxruntime as ort, sys\n"
+                "o = ort.SessionOptions()\n"
+                "o.graph_optimization_level = getattr(ort.GraphOptimizationLevel, sys.argv[3])\n"
+                "o.optimized_model_filepath = sys.argv[2]\n"
+                "ort.InferenceSession(sys.argv[1], o, providers=['CPUExecutionProvider'])\n")
+PY_ORT_TRANSFORMERS = ("import sys\n"
+                       "from onnxruntime.transformers.optimizer import optimize_model\n"
+                       "optimize_model(sys.argv[1], model_type=sys.argv[3])"
+                       ".save_model_to_file(sys.argv[2])\n")
+
+TOOLS = ["graphsub", "onnxsim", "onnxslim", "onnxoptimizer", "ort-basic", "ort-extended",
+         "ort-transformers"]
+
+
+def venv_command(name: str) -> str:
+    """A console script installed beside this interpreter (the project's venv)."""
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def tool_command(tool: str, src: str, dst: str, entry: dict, graphsub: str) -> list[str] | None:
+    """The command that runs `tool` on one model; None where the tool does not apply."""
+    py = sys.executable
+    if tool == "graphsub":
+        dims = [f"--dim={k}={v}" for k, v in sorted((entry.get("graphsub_dims") or {}).items())]
+        return [graphsub, "optimize", src, "-o", dst, "--quiet", *dims]
+    if tool in ("onnxsim", "onnxslim"):
+        return [venv_command(tool), src, dst]
+    if tool == "onnxoptimizer":
+        return [py, "-c", PY_OPTIMIZER, src, dst]
+    if tool == "ort-basic":
+        return [py, "-c", PY_ORT_LEVEL, src, dst, "ORT_ENABLE_BASIC"]
+    if tool == "ort-extended":
+        return [py, "-c", PY_ORT_LEVEL, src, dst, "ORT_ENABLE_EXTENDED"]
+    if tool == "ort-transformers":
+        model_type = MODEL_TYPES.get(entry["model"])
+        return None if model_type is None else [py, "-c", PY_ORT_TRANSFORMERS, src, dst,
+                                                model_type]
+    raise ValueError(tool)
+
+
+def run_tool(cmd: list[str], dst: str, timeout: float) -> dict:
+    """Runs one tool alone: exit status, wall seconds, peak resident memory, error text."""
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = b""
+    deadline = start + timeout
+    os.set_blocking(proc.stdout.fileno(), False)
+    while True:
+        chunk = proc.stdout.read()
+        if chunk:
+            out = (out + chunk)[-20000:]
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            proc.kill()
+            _, status, usage = os.wait4(proc.pid, 0)
+            return {"ok": False, "error": f"timed out after {timeout:.0f} s",
+                    "seconds": round(timeout, 2)}
+        time.sleep(0.02)
+    rest = proc.stdout.read()
+    if rest:
+        out = (out + rest)[-20000:]
+    rc = os.waitstatus_to_exitcode(status)
+    row = {"ok": rc == 0 and os.path.exists(dst), "returncode": rc,
+           "seconds": round(time.monotonic() - start, 2),
+           "peak_mib": round(usage.ru_maxrss / 1024, 1)}
+    if not row["ok"]:
+        text = out.decode(errors="replace").strip() or "no output"
+        row["error"] = text[-1500:] if rc else f"no file written: {text[-1500:]}"
+    return row
+
+
+def node_count(path: str) -> int:
+    import onnx
+
+    return len(onnx.load(path, load_external_data=False).graph.node)
+
+
+def outputs_match(original: str, result: str, entry: dict) -> dict:
+    """check_zoo's comparison of the two files in ONNX Runtime at both test sets."""
+    args = argparse.Namespace(ort_opt="disable", ort_threads=1, rtol=None, atol=None)
+    try:
+        rows = check_zoo.ort_compare(original, result, entry, args)
+    except Exception as e:  # noqa: BLE001  a file ONNX Runtime cannot run is a result
+        return {"ok": False, "error": f"{type(e).__name__}: {e}"[:1000]}
+    finite = [r for r in rows if "max_abs" in r]
+    return {"ok": all(r["ok"] for r in rows),
+            "max_abs": max((r["max_abs"] for r in finite), default=None),
+            "max_rel": max((r["max_rel"] for r in finite), default=None),
+            "failures": [r for r in rows if not r["ok"]][:3]}
+
+
+def alternated(run_once, n: int, runs: int, warmup: int) -> list[list[float]]:
+    """Times n models run by run: round r runs them in rotated order, reversed on odd rounds.
+    run_once(i) runs model i once; returns the times in ms per model."""
+    for _ in range(warmup):
+        for i in range(n):
+            run_once(i)
+    ms = [[] for _ in range(n)]
+    for r in range(runs):
+        order = [(i + r) % n for i in range(n)]
+        if r % 2:
+            order.reverse()
+        for i in order:
+            t = time.perf_counter()
+            run_once(i)
+            ms[i].append(1e3 * (time.perf_counter() - t))
+    return ms
+
+
+def time_ort(paths: list[str], feeds: dict, threads: int, runs: int) -> list[float | None]:
+    sessions = [check_zoo.ort_session(p, "all", threads) for p in paths]
+    inputs = [{i.name: feeds[i.name] for i in s.get_inputs() if i.name in feeds}
+              for s in sessions]
+    ms = alternated(lambda i: sessions[i].run(None, inputs[i]), len(paths), runs, 2)
+    return [float(np.median(m)) for m in ms]
+
+
+def time_openvino(paths: list[str], feeds: dict, runs: int) -> list[float | None]:
+    import openvino as ov
+
+    core = ov.Core()
+    models = []
+    for p in paths:
+        compiled = core.compile_model(p, "CPU", {"INFERENCE_NUM_THREADS": 1})
+        names = [i.get_any_name() for i in compiled.inputs]
+        request = compiled.create_infer_request()
+        models.append((request, {n: feeds[n] for n in names if n in feeds}))
+    ms = alternated(lambda i: models[i][0].infer(models[i][1]), len(paths), runs, 2)
+    return [float(np.median(m)) for m in ms]
+
+
+def timings(original: str, results: dict[str, str], entry: dict, runs: int) -> dict:
+    """Speedups of each result over the original (the original's median over both of its
+    timings), with the A/A control, in ONNX Runtime at 1 thread and all cores, and OpenVINO."""
+    names = list(results)
+    paths = [original, original] + [results[n] for n in names]
+    feeds = check_zoo.make_inputs(entry["inputs"], entry["dims"], entry["input_seed"], 0)
+    out = {}
+    for label, timer in (("ort_1", lambda: time_ort(paths, feeds, 1, runs)),
+                         ("ort_all", lambda: time_ort(paths, feeds, os.cpu_count() or 1, runs)),
+                         ("openvino", lambda: time_openvino(paths, feeds, runs))):
+        try:
+            med = timer()
+        except Exception as e:  # noqa: BLE001
+            out[label] = {"error": f"{type(e).__name__}: {e}"[:500]}
+            continue
+        orig = (med[0] + med[1]) / 2
+        out[label] = {"original_ms": orig, "aa": med[0] / med[1] if med[1] else None,
+                      "speedup": {n: orig / m for n, m in zip(names, med[2:]) if m}}
+    return out
+
+
+def run_entry(entry: dict, zoo_dir: str, args) -> dict:
+    src = os.path.join(zoo_dir, entry["file"])
+    row = {k: entry.get(k) for k in ("name", "model", "family", "exporter", "opset")}
+    row["nodes"] = node_count(src)
+    row["tools"] = {}
+    written = {}
+    for tool in args.tools:
+        dst = os.path.join(args.out, f"{entry['name']}.{tool}.onnx")
+        if os.path.exists(dst):
+            os.remove(dst)
+        cmd = tool_command(tool, src, dst, entry, args.graphsub)
+        if cmd is None:
+            row["tools"][tool] = {"ok": None, "error": "does not apply (no model type fits)"}
+            continue
+        r = run_tool(cmd, dst, args.timeout)
+        r["command"] = " ".join(shlex.quote(c) for c in cmd[:2] + ["..."] if c)
+        if r["ok"]:
+            r["nodes"] = node_count(dst)
+            r["outputs"] = outputs_match(src, dst, entry)
+            if r["outputs"]["ok"]:
+                written[tool] = dst
+        row["tools"][tool] = r
+    if args.runs > 0 and written:
+        row["timings"] = timings(src, written, entry, args.runs)
+    return row
+
+
+def geomean(values: list[float]) -> float | None:
+    v = [x for x in values if x and x > 0]
+    return math.exp(sum(math.log(x) for x in v) / len(v)) if v else None
+
+
+def summarize(rows: list[dict], tools: list[str]) -> dict:
+    s = {}
+    for t in tools:
+        res = [r["tools"].get(t, {}) for r in rows]
+        applies = [x for x in res if x.get("ok") is not None]
+        s[t] = {"models": len(applies),
+                "written": sum(1 for x in applies if x.get("ok")),
+                "failed": sum(1 for x in applies if x.get("ok") is False),
+                "mismatch": sum(1 for x in applies if x.get("ok")
+                                and not x["outputs"]["ok"])}
+        for label in ("ort_1", "ort_all", "openvino"):
+            sp = [r.get("timings", {}).get(label, {}).get("speedup", {}).get(t) for r in rows]
+            s[t][f"geomean_{label}"] = geomean([x for x in sp if x])
+    return s
+
+
+def fmt(x, spec=".3f", none="-"):
+    return none if x is None else format(x, spec)
+
+
+def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
+    lines = ["| tool | models | written | failed | wrong outputs | ORT 1 thread | ORT all cores |"
+             " OpenVINO |", "|---|---|---|---|---|---|---|---|"]
+    for t in tools:
+        s = summary[t]
+        lines.append(f"| {t} | {s['models']} | {s['written']} | {s['failed']} | {s['mismatch']} | "
+                     f"{fmt(s['geomean_ort_1'])}x | {fmt(s['geomean_ort_all'])}x | "
+                     f"{fmt(s['geomean_openvino'])}x |")
+    lines += ["", "Per model: ORT speedup at 1 thread (nodes written; x: failed, "
+              "!: wrong outputs, -: does not apply).", "",
+              "| model | nodes | A/A | " + " | ".join(tools) + " |",
+              "|---|---|---|" + "---|" * len(tools)]
+    for r in rows:
+        t1 = r.get("timings", {}).get("ort_1", {})
+        cells = []
+        for t in tools:
+            x = r["tools"].get(t, {})
+            if x.get("ok") is None:
+                cells.append("-")
+            elif not x.get("ok"):
+                cells.append("x")
+            elif not x["outputs"]["ok"]:
+                cells.append(f"! ({x['nodes']})")
+            else:
+                cells.append(f"{fmt(t1.get('speedup', {}).get(t))}x ({x['nodes']})")
+        lines.append(f"| {r['name']} | {r['nodes']} | {fmt(t1.get('aa'))} | " + " | ".join(cells)
+                     + " |")
+    return "\n".join(lines) + "\n"
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("manifest", help="manifest.json of a zoo (bench/zoo/make_zoo.py)")
+    p.add_argument("--out", required=True, help="folder for the tools' files and the results")
+    p.add_argument("--graphsub", default=venv_command("graphsub"), help="graphsub command")
+    p.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of tools")
+    p.add_argument("--only", action="append", help="entry name glob (repeatable)")
+    p.add_argument("--runs", type=int, default=20, help="timed runs per file (0: no timing)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per tool run")
+    args = p.parse_args(argv)
+    args.tools = [t for t in args.tools.split(",") if t]
+    unknown = set(args.tools) - set(TOOLS)
+    if unknown:
+        p.error(f"unknown tools {sorted(unknown)} (known: {', '.join(TOOLS)})")
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    with open(args.manifest) as f:
+        manifest = json.load(f)
+    zoo_dir = os.path.dirname(os.path.abspath(args.manifest))
+    os.makedirs(args.out, exist_ok=True)
+    entries = check_zoo.select([e for e in manifest["entries"] if e["status"] == "ok"],
+                               args.only)
+    rows = []
+    for k, e in enumerate(entries):
+        print(f"[{k + 1}/{len(entries)}] {e['name']}", file=sys.stderr, flush=True)
+        rows.append(run_entry(e, zoo_dir, args))
+    summary = summarize(rows, args.tools)
+    import onnxruntime
+
+    result = {"manifest": os.path.abspath(args.manifest), "tools": args.tools,
+              "runs": args.runs, "cores": os.cpu_count(),
+              "versions": {"onnxruntime": onnxruntime.__version__},
+              "summary": summary, "results": rows}
+    check_zoo.write_atomic(os.path.join(args.out, "peers.json"), json.dumps(result, indent=1))
+    check_zoo.write_atomic(os.path.join(args.out, "peers.md"), markdown(rows, summary, args.tools))
+    print(markdown(rows, summary, args.tools))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

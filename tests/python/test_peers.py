@@ -1,0 +1,86 @@
+"""The peer harness (bench/peers/run_peers.py): every tool runs as its own process, every
+written file is compared with the original in ONNX Runtime and timed, and failures and wrong
+outputs are reported, not hidden. On a tiny model built here, so no zoo is needed."""
+
+import json
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+PEERS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "peers")
+sys.path.insert(0, PEERS_DIR)
+import run_peers  # noqa: E402
+
+
+def _tiny_zoo(folder, scale=1.0):
+    """x[batch, 8] -> MatMul -> Add -> Identity -> Relu, with a manifest like make_zoo's."""
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array((scale * rng.standard_normal((8, 8))).astype(np.float32), "w")
+    b = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "b")
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["m"], name="mm"),
+             helper.make_node("Add", ["m", "b"], ["a"], name="add"),
+             helper.make_node("Identity", ["a"], ["i"], name="id"),
+             helper.make_node("Relu", ["i"], ["y"], name="relu")]
+    graph = helper.make_graph(
+        nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, os.path.join(folder, "tiny.onnx"))
+    entry = {"name": "tiny.ts", "model": "tiny", "family": "test", "exporter": "ts",
+             "opset": 17, "file": "tiny.onnx", "status": "ok", "input_seed": 5,
+             "inputs": [{"name": "x", "dtype": "float32", "shape": ["batch", 8],
+                         "values": {"kind": "normal"}}],
+             "dims": {"batch": [1, 3]}}
+    with open(os.path.join(folder, "manifest.json"), "w") as f:
+        json.dump({"entries": [entry]}, f)
+    return entry
+
+
+def test_every_tool_runs_is_checked_and_timed(tmp_path):
+    _tiny_zoo(str(tmp_path))
+    out = tmp_path / "out"
+    tools = [t for t in run_peers.TOOLS]
+    assert run_peers.main([str(tmp_path / "manifest.json"), "--out", str(out), "--runs", "3"]) == 0
+    result = json.loads((out / "peers.json").read_text())
+    row = result["results"][0]
+    assert row["nodes"] == 4
+    for tool in tools:
+        r = row["tools"][tool]
+        if tool == "ort-transformers":  # no model type fits a test model
+            assert r["ok"] is None
+            continue
+        assert r["ok"], (tool, r)
+        assert r["outputs"]["ok"], (tool, r["outputs"])
+        assert r["seconds"] > 0 and r["peak_mib"] > 0
+        assert r["nodes"] <= 4
+    for label in ("ort_1", "ort_all", "openvino"):
+        t = row["timings"][label]
+        assert "error" not in t, t
+        assert t["aa"] > 0 and set(t["speedup"]) == set(tools) - {"ort-transformers"}
+    assert result["summary"]["graphsub"]["written"] == 1
+    assert result["summary"]["ort-transformers"]["models"] == 0
+    assert "| tiny.ts | 4 |" in (out / "peers.md").read_text()
+
+
+def test_a_failing_or_hanging_tool_is_a_result(tmp_path):
+    dst = str(tmp_path / "never.onnx")
+    bad = run_peers.run_tool([sys.executable, "-c", "import sys; print('bad model'); sys.exit(3)"],
+                             dst, 30)
+    assert bad["ok"] is False and bad["returncode"] == 3 and "bad model" in bad["error"]
+    hung = run_peers.run_tool([sys.executable, "-c", "import time; time.sleep(30)"], dst, 0.5)
+    assert hung["ok"] is False and "timed out" in hung["error"]
+
+
+def test_wrong_outputs_are_found(tmp_path):
+    entry = _tiny_zoo(str(tmp_path))
+    original = str(tmp_path / "tiny.onnx")
+    wrong_dir = tmp_path / "wrong"
+    wrong_dir.mkdir()
+    _tiny_zoo(str(wrong_dir), scale=1.5)
+    r = run_peers.outputs_match(original, str(wrong_dir / "tiny.onnx"), entry)
+    assert r["ok"] is False and r["max_abs"] > 0
+    assert run_peers.outputs_match(original, original, entry)["ok"]
