@@ -312,10 +312,7 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    with open(args.manifest) as f:
-        manifest = json.load(f)
-    zoo_dir = os.path.dirname(os.path.abspath(args.manifest))
-    os.makedirs(args.out, exist_ok=True)
+    manifest, zoo_dir = check_zoo.load_manifest(args.manifest, args.out)
     entries = check_zoo.select([e for e in manifest["entries"] if e["status"] == "ok"],
                                args.only)
     rows = []

@@ -371,12 +371,17 @@ def write_atomic(path: str, text: str) -> None:
     os.replace(tmp, path)
 
 
+def load_manifest(path: str, out: str) -> tuple[dict, str]:
+    """The manifest and the folder its files lie in; `out` is created."""
+    with open(path) as f:
+        manifest = json.load(f)
+    os.makedirs(out, exist_ok=True)
+    return manifest, os.path.dirname(os.path.abspath(path))
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    with open(args.manifest) as f:
-        manifest = json.load(f)
-    zoo_dir = os.path.dirname(os.path.abspath(args.manifest))
-    os.makedirs(args.out, exist_ok=True)
+    manifest, zoo_dir = load_manifest(args.manifest, args.out)
     entries = select(manifest["entries"], args.only)
     exported = [e for e in entries if e["status"] == "ok"]
     skipped = [e for e in entries if e["status"] != "ok"]

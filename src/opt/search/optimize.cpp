@@ -90,15 +90,14 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const
     if (!r.check.ok) {
       // The bisection replays the applications, one input set per check.
       check.runs = 1;
-      if (opts.mismatch_is_error) {
-        r.first_bad_step = first_bad_application(g, transforms, r.search.steps, check, reporter);
-        throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
-                                r.check.failure(), blame(r.search, r.first_bad_step)));
-      }
       try {
         r.first_bad_step = first_bad_application(g, transforms, r.search.steps, check, reporter);
-      } catch (const Error&) {  // steps that do not replay: no single one to blame
+      } catch (const Error&) {  // steps that do not replay: an error, or no single one to blame
+        if (opts.mismatch_is_error) throw;
       }
+      if (opts.mismatch_is_error)
+        throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
+                                r.check.failure(), blame(r.search, r.first_bad_step)));
     }
   }
   return r;
