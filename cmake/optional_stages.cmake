@@ -31,6 +31,18 @@ list(APPEND GRAPHSUB_CLI_LIBS graphsub_verify)
 graphsub_stage(graphsub_gen DIRS gen DEPS graphsub_rules graphsub_verify)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_gen)
 
+# Generation on the ranks of an MPI job (Debian's Open MPI): the generator's Cluster over MPI
+# when the build finds it; without it a run started by an MPI launcher is refused, by name.
+set(MPI_CXX_SKIP_MPICXX ON)  # the C API only, not the deprecated C++ bindings
+find_package(MPI COMPONENTS CXX)
+if(MPI_CXX_FOUND)
+  graphsub_stage(graphsub_dist DIRS dist DEPS graphsub_gen MPI::MPI_CXX)
+  target_compile_definitions(graphsub_dist PRIVATE GRAPHSUB_HAVE_MPI=1)
+else()
+  graphsub_stage(graphsub_dist DIRS dist DEPS graphsub_gen)
+endif()
+list(APPEND GRAPHSUB_CLI_LIBS graphsub_dist)
+
 # The optimizer: rule matching and rewriting, weight pre-computation, cost models, search.
 graphsub_stage(graphsub_opt DIRS opt DEPS graphsub_rules graphsub_check)
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_opt)
@@ -48,6 +60,6 @@ list(APPEND GRAPHSUB_CLI_LIBS graphsub_ort)
 # The jobs the command line and the Python module share: option structs and their
 # validation, the ONNX pipeline (import, optimize, check, export) and the report.
 graphsub_stage(graphsub_driver DIRS driver
-               DEPS graphsub_opt graphsub_onnx graphsub_ort graphsub_models graphsub_gen graphsub_verify
+               DEPS graphsub_opt graphsub_onnx graphsub_ort graphsub_models graphsub_gen graphsub_dist graphsub_verify
                     nlohmann_json::nlohmann_json ${CMAKE_DL_LIBS})
 list(APPEND GRAPHSUB_CLI_LIBS graphsub_driver)

@@ -14,6 +14,7 @@ APT_PACKAGES=(
   libxxhash-dev libgoogle-perftools-dev
   clang libclang-rt-14-dev libomp-14-dev   # the sanitizer suite and fuzz/run_fuzz.sh (clang)
   python3-dev python3-venv   # the project's virtual environment (.venv) and the module
+  libopenmpi-dev openmpi-bin  # generation on the ranks of an MPI job (mpirun)
 )
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 missing=()

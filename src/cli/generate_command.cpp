@@ -53,13 +53,17 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--max-vars", o->max_vars,
                   "rules with more tensor variables are not sent to the prover (0: no limit)")
       ->capture_default_str();
+  cmd->add_option("--run-dir", o->run_dir,
+                  "keep each rank's share of the run in this folder, so that a stopped run "
+                  "resumes (default on several MPI ranks: OUT.run; removed when done)");
+  cmd->add_flag("--keep-run-dir", o->keep_run_dir, "keep the run folder after success");
   cmd->add_option("-o,--output", o->output, "rule library to write")->required();
   cmd->callback([o, safety_s, &flags] {
     o->timeout_ms = *safety_s * 1000u;
     TerminalReporter rep(flags.quiet);
     driver::GenerateJobResult job = driver::run_generate_job(*o, rep);
     const gen::GeneratorResult& res = job.result;
-    if (flags.quiet) return;
+    if (flags.quiet || job.rank != 0) return;
     double enum_s = res.stages.empty() ? 0 : res.stages.front().seconds;
     fmt::print("{} operator variants, {} pool tensors, {} threads\n", res.variants.size(),
                job.pool_size, job.threads);
@@ -85,6 +89,11 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
           pt.solver_ms / 1000);
     fmt::print("total {:.1f} s, peak memory {:.0f} MiB\n", res.seconds,
                static_cast<double>(res.peak_rss_bytes) / (1024.0 * 1024.0));
+    if (res.ranks.size() > 1)
+      for (size_t r = 0; r < res.ranks.size(); ++r)
+        fmt::print("rank {} of {}: {:.1f} s, peak memory {:.0f} MiB\n", r, res.ranks.size(),
+                   res.ranks[r].seconds,
+                   static_cast<double>(res.ranks[r].peak_rss_bytes) / (1024.0 * 1024.0));
   });
 }
 

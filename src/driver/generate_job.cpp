@@ -6,14 +6,17 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <cstdlib>
+#include <optional>
 
 #include "core/error.h"
 #include "core/text.h"
 #include "driver/data_paths.h"
 #include "driver/optimize_options.h"
 #include "driver/rule_jobs.h"
+#include "dist/launched_cluster.h"
 #include "gen/library_file.h"
+#include "gen/shard_files.h"
 #include "gen/prove/verifier_prover.h"
 #include "ir/parallel.h"
 #include "rules/rule_parser.h"
@@ -50,12 +53,29 @@ void apply_param_override(const std::string& spec, gen::ParamDomains& d) {
   d[key] = values;
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  if (!f) throw Error(fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  f << text;
-  f.close();
-  if (!f) throw Error(fmt::format("error writing '{}': {}", path, std::strerror(errno)));
+// Threads of one rank: the cores of its machine shared among the ranks on it.
+int default_threads() {
+  int local = 1;
+  if (const char* v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) local = std::max(1, std::atoi(v));
+  return std::max(1, hardware_threads() / local);
+}
+
+// The run directory states the command and the number of ranks that made it: a rerun with
+// other flags or another number of ranks would read shares of another run.
+void claim_run_dir(const std::string& dir, const std::string& command, gen::Cluster& cluster) {
+  std::string manifest = fmt::format("{}\nranks {}\n", command, cluster.size());
+  std::string path = dir + "/run.txt";
+  if (std::optional<std::string> found = gen::read_file_if_any(path); found && *found != manifest)
+    throw OptionError(fmt::format(
+        "--run-dir '{}' holds a run of other flags or another number of ranks ({}); remove it "
+        "or give another folder",
+        dir, path));
+  cluster.barrier();  // every rank has read it before rank 0 writes it
+  if (cluster.rank() == 0) {
+    gen::make_dirs(dir);
+    gen::write_file_whole(path, manifest);
+  }
+  cluster.barrier();
 }
 
 // The command as the header states it: every flag that shapes the output, in one order.
@@ -88,6 +108,9 @@ std::string unproved_path_of(const GenerateJobOptions& o) {
 
 }  // namespace
 
+void finish(const GenerateJobOptions& o, const gen::GeneratorOptions& opts, gen::Cluster& cluster,
+            GenerateJobResult& out, Reporter& rep);
+
 GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   if (o.max_ops < 1 || o.max_ops > 4)
     throw OptionError(fmt::format("--max-ops {}: expected 1 to 4", o.max_ops));
@@ -108,7 +131,10 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   // docs/benchmarks.md, Generator). Untouched pad pages are not resident, so peak memory
   // does not grow.
   mallopt(M_TOP_PAD, 256 << 20);
-  out.threads = o.threads > 0 ? o.threads : hardware_threads();
+  gen::Cluster& cluster = o.cluster ? *o.cluster : dist::launched_cluster();
+  out.rank = cluster.rank();
+  out.ranks = cluster.size();
+  out.threads = o.threads > 0 ? o.threads : default_threads();
   std::string axioms_file = o.axioms.empty() ? shipped_axioms() : o.axioms;
   rules::RuleSet axioms = rules::load_rules(axioms_file);
 
@@ -149,8 +175,28 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   // counts are the same too); saves about 3 ms of each call.
   vo.reuse_context = true;
   verify::Verifier verifier(axioms, vo);
-  out.result = gen::run_generator(opts, gen::verifier_prover(verifier, rep), rep);
+  out.run_dir = o.run_dir;
+  if (out.run_dir.empty() && cluster.size() > 1) {
+    if (o.output.empty()) throw OptionError("a run on several ranks needs --run-dir or -o");
+    out.run_dir = o.output + ".run";
+  }
+  // Only rank 0 talks and writes; the others' lines would repeat its own.
+  Reporter& say = cluster.rank() == 0 ? rep : null_reporter();
+  try {
+    if (!out.run_dir.empty()) claim_run_dir(out.run_dir, out.command, cluster);
+    opts.cluster = &cluster;
+    opts.run_dir = out.run_dir;
+    out.result = gen::run_generator(opts, gen::verifier_prover(verifier, say, cluster), say);
+    finish(o, opts, cluster, out, say);
+  } catch (const std::exception& e) {
+    dist::abort_job(e.what());  // stops every rank (no-op alone): none waits at a barrier
+    throw;
+  }
+  return out;
+}
 
+void finish(const GenerateJobOptions& o, const gen::GeneratorOptions& opts, gen::Cluster& cluster,
+            GenerateJobResult& out, Reporter& rep) {
   // The shipped axioms by their name under the data folder: the header is the same wherever
   // the checkout lies.
   gen::LibraryInfo info{out.command, gen::pool_str(opts.pool),
@@ -159,9 +205,12 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   out.library = gen::library_text(out.result, info);
   rep.progress("write", 1, 2, "the unproved candidates");
   out.unproved = gen::unproved_text(out.result, info);
-  if (!o.output.empty()) write_file(o.output, out.library);
-  if (!out.unproved_path.empty()) write_file(out.unproved_path, out.unproved);
-  return out;
+  if (cluster.rank() == 0) {
+    if (!o.output.empty()) gen::write_file_whole(o.output, out.library);
+    if (!out.unproved_path.empty()) gen::write_file_whole(out.unproved_path, out.unproved);
+  }
+  cluster.barrier();  // the library is written before the shares it came from are removed
+  if (!out.run_dir.empty() && !o.keep_run_dir && cluster.rank() == 0) gen::remove_all(out.run_dir);
 }
 
 }  // namespace graphsub::driver

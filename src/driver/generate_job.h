@@ -33,6 +33,14 @@ struct GenerateJobOptions {
   int reduce_from = 4;
   int max_vars = 5;
   int minimal_reads_from = 4;
+  // Where each rank's share of the run is kept, so that a stopped or failed run resumes
+  // ("": temporary files only; on several ranks OUT.run). Removed after a run that wrote
+  // its library, unless keep_run_dir.
+  std::string run_dir;
+  bool keep_run_dir = false;
+  // The ranks to run on (null: those of the MPI job that started this process, or this
+  // process alone; tests give ranks of their own).
+  gen::Cluster* cluster = nullptr;
 };
 
 struct GenerateJobResult {
@@ -42,6 +50,8 @@ struct GenerateJobResult {
   std::string unproved_path;      // where the unproved report went ("" without output)
   int threads = 0;
   size_t pool_size = 0;
+  int rank = 0, ranks = 1;  // this process among the MPI job's (0 of 1 alone)
+  std::string run_dir;      // the run directory used ("" none)
 };
 
 // Throws OptionError for bad options (checked before the long run, the output files too),

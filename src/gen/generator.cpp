@@ -1,5 +1,7 @@
 #include "gen/generator.h"
 
+#include "core/error.h"
+#include "gen/shard_files.h"
 #include "gen/stages.h"
 #include "ir/process_stats.h"
 
@@ -11,9 +13,17 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   GeneratorResult res;
   auto t_all = Clock::now();
   StageLog log(res, rep);
+  Cluster& cluster = opts.cluster ? *opts.cluster : single_process();
+  if (cluster.size() > 1 && opts.run_dir.empty())
+    throw Error("a generation on several ranks needs a run directory that every rank can read");
   Space space = search_space(opts, res);
-  EnumerationResult en = enumerate_stage(space, opts, res, log, rep);
-  Classified cl = classify_stage(space, std::move(en), opts, res, log, rep);
+  Classified cl;
+  if (opts.run_dir.empty()) {
+    EnumerationResult en = enumerate_stage(space, opts, res, log, rep);
+    cl = classify_stage(space, std::move(en), opts, res, log, rep);
+  } else {
+    cl = sharded_classify_stage(space, opts, cluster, res, log, rep);
+  }
   std::vector<RuleClass> classes = rule_classes(cl, opts.threads, rep);
   link_most_general_forms(classes, rep);
   Pruner pr(prove, opts.max_prover_vars, res.verifier_calls);
@@ -22,6 +32,10 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   select_stage(opts, res, log);
   res.seconds = since(t_all);
   res.peak_rss_bytes = process_peak_rss_bytes();
+  ByteWriter w;
+  w.put(RankFigures{res.seconds, res.peak_rss_bytes});
+  for (const std::string& bytes : cluster.all_gather(w.bytes()))
+    res.ranks.push_back(ByteReader(bytes, "rank figures").get<RankFigures>());
   return res;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gen/classify/equality.h"
+#include "gen/cluster.h"
 #include "gen/prove/prover.h"
 #include "gen/space/gen_op.h"
 #include "gen/space/pool.h"
@@ -45,6 +46,17 @@ struct GeneratorOptions {
   // tried): the verifier's instance search grows with every variable, and at max_ops 4 a
   // proving batch ran out of memory in it. Every class at max_ops 3 has 4 or fewer. 0: no limit.
   int max_prover_vars = 5;
+  // The processes the run is split over (null: this one alone) and the folder where each
+  // rank's share of enumeration, classification and proofs is kept ("" : temporary files, no
+  // resuming). Several ranks need a run directory that every rank can read.
+  Cluster* cluster = nullptr;
+  std::string run_dir;
+};
+
+// One rank's share of a run: its time and peak memory.
+struct RankFigures {
+  double seconds = 0;
+  uint64_t peak_rss_bytes = 0;
 };
 
 struct StageCount {
@@ -88,6 +100,7 @@ struct GeneratorResult {
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;
   std::vector<std::string> variants;  // operator variants searched (labels)
+  std::vector<RankFigures> ranks;     // by rank (one entry for a single process)
 };
 
 GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove, Reporter& rep);

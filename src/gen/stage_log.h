@@ -23,7 +23,10 @@ class StageLog {
   StageLog(GeneratorResult& res, Reporter& rep) : res_(res), rep_(rep) {}
   // A stage that ran since `t0` and left `count` items.
   void timed(const std::string& name, uint64_t count, Clock::time_point t0) {
-    res_.stages.push_back({name, count, since(t0)});
+    timed(name, count, since(t0));
+  }
+  void timed(const std::string& name, uint64_t count, double seconds) {
+    res_.stages.push_back({name, count, seconds});
     rep_.info(fmt::format("{:<32} {:>12}   {:8.2f} s", name, count, res_.stages.back().seconds));
   }
   // A count within a stage (no time of its own); `detail` follows it on the user's line.

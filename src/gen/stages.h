@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "gen/classify/classify.h"
+#include "gen/cluster.h"
 #include "gen/enumerate/enumerate.h"
 #include "gen/generator.h"
 #include "gen/prove/prove_classes.h"
@@ -23,10 +24,27 @@ Space search_space(const GeneratorOptions& opts, GeneratorResult& res);
 EnumerationResult enumerate_stage(const Space& space, const GeneratorOptions& opts,
                                   GeneratorResult& res, StageLog& log, Reporter& rep);
 
+// The counts and lines of an enumeration (of one process or of every shard).
+void record_enumeration(const Space& space, const EnumStats& stats, uint64_t requests,
+                        uint64_t spilled_bytes, GeneratorResult& res, StageLog& log, Reporter& rep,
+                        double seconds);
+
 // Buckets, candidate pairs, the float re-test and the classes up to renaming; frees the
 // enumeration as soon as it is classified.
 Classified classify_stage(const Space& space, EnumerationResult en, const GeneratorOptions& opts,
                           GeneratorResult& res, StageLog& log, Reporter& rep);
+
+ClassifyOptions classify_options(const GeneratorOptions& opts);
+void record_classified(const Classified& cl, const GeneratorOptions& opts, GeneratorResult& res,
+                       StageLog& log, Reporter& rep, Clock::time_point t0);
+
+// Enumeration and classification of a run kept in opts.run_dir, on the ranks of `cluster`:
+// each rank enumerates its root tasks and classifies its fingerprint ranges, reading every
+// rank's graphs of those ranges from the run directory; the shares found there from an
+// earlier run are not run again. Every rank returns the whole classification.
+Classified sharded_classify_stage(const Space& space, const GeneratorOptions& opts,
+                                  Cluster& cluster, GeneratorResult& res, StageLog& log,
+                                  Reporter& rep);
 
 // Verdicts on every class (lifted rules first, then the classes smallest first), with the
 // prover's times and the unproved classes.

@@ -347,7 +347,7 @@ RuleVerdict Verifier::verify(const rules::Rule& r) const {
 }
 
 std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& rules,
-                                              Reporter& rep) const {
+                                              Reporter& rep, const LaneShare& share) const {
   std::vector<RuleVerdict> out(rules.size());
   std::atomic<size_t> done{0}, last{0};  // rules checked; the latest of them, for progress
   // Work items: with reuse_context the lanes, each checking its rules in order in its kept
@@ -368,6 +368,7 @@ std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& ru
   parallel_for(
       items, threads,
       [&](size_t item, size_t) {
+        if (!share.owns_rule(item)) return;  // another rank's lane (or rule)
         if (!opts_.reuse_context) return check(item, nullptr);
         std::lock_guard<std::mutex> lane(lanes_->mu[item]);
         for (size_t k = item; k < rules.size() && !parallel_stopping(); k += kSessionLanes)

@@ -111,6 +111,16 @@ struct VerifyOptions {
 // 334 MiB with one session per thread on 2 threads, 608 MiB with 16 lanes, 901 MiB with 32).
 inline constexpr size_t kSessionLanes = 8;
 
+// The lanes one process of several checks: lane l belongs to rank l mod ranks (ranks past
+// kSessionLanes check none). The others' rules are left unchecked (Verdict::Unknown, reason
+// "checked by another rank"), for the caller to fill in from their ranks.
+struct LaneShare {
+  int rank = 0, ranks = 1;
+  bool owns_rule(size_t k) const {
+    return static_cast<int>((k % kSessionLanes) % static_cast<size_t>(ranks)) == rank;
+  }
+};
+
 class LazyWatchdog;
 struct Z3Session;
 struct SessionLanes;
@@ -123,8 +133,10 @@ class Verifier {
   // Thread-safe; each call uses its own Z3 solver and context.
   RuleVerdict verify(const rules::Rule& r) const;
   // In parallel; results in the order of `rules`, independent of the number of threads.
+  // With `share` (and reuse_context), only the rules of its lanes are checked.
   std::vector<RuleVerdict> verify_all(const std::vector<rules::Rule>& rules,
-                                      Reporter& rep = null_reporter()) const;
+                                      Reporter& rep = null_reporter(),
+                                      const LaneShare& share = {}) const;
 
   const rules::RuleSet& axioms() const { return axioms_; }
   const VerifyOptions& options() const { return opts_; }

@@ -58,6 +58,25 @@ void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph&
 
 }  // namespace
 
+void merge_classified(Classified& into, Classified from) {
+  into.buckets += from.buckets;
+  into.shared_graphs += from.shared_graphs;
+  into.pairs += from.pairs;
+  into.passed += from.passed;
+  into.reduced += from.reduced;
+  into.vanished += from.vanished;
+  for (auto& [k, acc] : from.classes) {
+    auto [it, fresh] = into.classes.try_emplace(k);
+    if (fresh) {
+      it->second.shape_conds = std::move(acc.shape_conds);
+    } else {
+      it->second.shape_conds = common_conditions(it->second.shape_conds, acc.shape_conds);
+    }
+    it->second.pairs += acc.pairs;
+    it->second.reduced += acc.reduced;
+  }
+}
+
 Classified classify_candidates(const Space& s, EnumerationResult& en, const ClassifyOptions& opts,
                                Reporter& rep) {
   const int threads = std::max(1, opts.threads);
@@ -65,7 +84,13 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
   // With max_parts, the same share of the split requests (the first ones, in graph order).
   const size_t requests =
       opts.max_parts ? en.requests.size() * parts / en.num_parts() : en.requests.size();
-  const size_t n_items = parts + requests + s.aliases.size();
+  const size_t all_items = parts + requests + s.aliases.size();
+  // This rank's items: every ranks-th from its rank on (parts, then requests, then aliases).
+  std::vector<size_t> mine;
+  for (size_t i = static_cast<size_t>(opts.rank); i < all_items;
+       i += static_cast<size_t>(std::max(1, opts.ranks)))
+    mine.push_back(i);
+  const size_t n_items = mine.size();
   std::vector<Local> locals(static_cast<size_t>(threads));
   std::atomic<uint64_t> classes_seen{0};  // classes of the threads, before merging
   for (auto& l : locals) {
@@ -103,7 +128,8 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
 
   parallel_for(
       n_items, threads,
-      [&](size_t item, size_t t) {
+      [&](size_t index, size_t t) {
+        size_t item = mine[index];
         Local& l = locals[t];
         GraphEvaluator& ev = *l.ev;
         GraphEvaluator& alt = *l.alt;
@@ -136,29 +162,23 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
         rep.progress(
             "pair and re-test", static_cast<double>(done), static_cast<double>(n_items),
             fmt::format("{}; {} classes on the threads",
-                        done < parts ? "fingerprint ranges" : "ranges, split requests, aliases",
+                        done < mine.size() && mine[done] < parts ? "fingerprint ranges"
+                                                                 : "ranges, split requests, aliases",
                         classes_seen.load()));
       });
 
   Classified out;
   out.parts_done = parts;
   for (auto& l : locals) {
-    out.buckets += l.buckets;
-    out.shared_graphs += l.shared_graphs;
-    out.pairs += l.pairs;
-    out.passed += l.passed;
-    out.reduced += l.reduced;
-    out.vanished += l.vanished;
-    for (auto& [k, acc] : l.classes) {
-      auto [it, fresh] = out.classes.try_emplace(k);
-      if (fresh) {
-        it->second.shape_conds = std::move(acc.shape_conds);
-      } else {
-        it->second.shape_conds = common_conditions(it->second.shape_conds, acc.shape_conds);
-      }
-      it->second.pairs += acc.pairs;
-      it->second.reduced += acc.reduced;
-    }
+    Classified part;
+    part.buckets = l.buckets;
+    part.shared_graphs = l.shared_graphs;
+    part.pairs = l.pairs;
+    part.passed = l.passed;
+    part.reduced = l.reduced;
+    part.vanished = l.vanished;
+    part.classes = std::move(l.classes);
+    merge_classified(out, std::move(part));
   }
   return out;
 }

@@ -48,7 +48,14 @@ struct ClassifyOptions {
   // num_parts()) and the same share of the split requests (the first ones); 0: all. Aliases
   // are classified either way.
   size_t max_parts = 0;
+  // One rank's share: every ranks-th item (fingerprint range, split request, alias) from
+  // `rank` on. The union of the shares, merged, is the whole classification.
+  int rank = 0, ranks = 1;
 };
+
+// Adds the classes and counts of `from` to `into` (order-independent: the shape conditions of
+// a class are those common to both sides).
+void merge_classified(Classified& into, Classified from);
 
 // Takes the parts of `en` one at a time (each thread its own part), so memory holds the
 // buckets of a part, not all of them.

@@ -6,21 +6,32 @@
 
 namespace graphsub::gen {
 
-Classified classify_stage(const Space& space, EnumerationResult en, const GeneratorOptions& opts,
-                          GeneratorResult& res, StageLog& log, Reporter& rep) {
-  auto t0 = Clock::now();
+ClassifyOptions classify_options(const GeneratorOptions& opts) {
   ClassifyOptions co;
   co.threads = opts.threads;
   co.tolerance = opts.tolerance;
   co.reduce_from_ops = opts.reduce_from_ops;
   co.max_parts = opts.max_parts;
+  return co;
+}
+
+Classified classify_stage(const Space& space, EnumerationResult en, const GeneratorOptions& opts,
+                          GeneratorResult& res, StageLog& log, Reporter& rep) {
+  auto t0 = Clock::now();
+  ClassifyOptions co = classify_options(opts);
   Classified cl = classify_candidates(space, en, co, rep);
+  en = EnumerationResult{};
+  record_classified(cl, opts, res, log, rep, t0);
+  return cl;
+}
+
+void record_classified(const Classified& cl, const GeneratorOptions& opts, GeneratorResult& res,
+                       StageLog& log, Reporter& rep, Clock::time_point t0) {
   res.reduced_pairs = cl.reduced;
   res.reduce_from_ops = opts.reduce_from_ops;
   res.vanished_pairs = cl.vanished;
   res.classes = cl.classes.size();
   res.parts_classified = cl.parts_done;
-  en = EnumerationResult{};
   log.count("buckets (fingerprints shared)", cl.buckets,
             fmt::format("   ({} graphs)", cl.shared_graphs));
   log.count("candidate pairs", cl.pairs);
@@ -34,7 +45,6 @@ Classified classify_stage(const Space& space, EnumerationResult en, const Genera
         fmt::format("  (only {} of the fingerprint ranges classified: --parts)", cl.parts_done));
   rep.info(fmt::format("  ({} classes up to renaming; peak memory so far {:.0f} MiB)",
                        cl.classes.size(), process_peak_rss_mib()));
-  return cl;
 }
 
 }  // namespace graphsub::gen

@@ -9,10 +9,12 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "core/error.h"
 #include "gen/enumerate/graph_eval.h"
 #include "gen/enumerate/partitions.h"
+#include "gen/shard_files.h"
 #include "ir/parallel.h"
 
 namespace graphsub::gen {
@@ -53,16 +55,30 @@ std::pair<size_t, size_t> part_range(const std::vector<T>& v, size_t p) {
   return {first(p), first(p + 1)};
 }
 
-// One temporary file per part (deleted when closed or when the process ends), written by all
-// threads in blocks under a lock per part.
+std::string part_file(const std::string& dir, size_t p) {
+  return fmt::format("{}/part-{:03}.bin", dir, p);
+}
+
+// One file per part, written by all threads in blocks under a lock per part: temporary ones
+// (deleted when closed or when the process ends), or, for a shard kept in the run directory,
+// the part files of folder `dir`.
 class SpillFiles {
  public:
-  SpillFiles() : files_(kParts), locks_(kParts) {
+  explicit SpillFiles(const std::string& dir = "") : files_(kParts), locks_(kParts) {
+    for (size_t p = 0; p < kParts; ++p) {
+      files_[p] = dir.empty() ? std::tmpfile() : std::fopen(part_file(dir, p).c_str(), "w+b");
+      if (!files_[p])
+        throw Error(fmt::format("enumeration: cannot create {}: {}",
+                                dir.empty() ? "a temporary file" : part_file(dir, p),
+                                std::strerror(errno)));
+    }
+  }
+  // Closes every file (the kept ones are then whole on disk).
+  void close_all() {
     for (auto& f : files_) {
-      f = std::tmpfile();
-      if (!f)
-        throw Error(
-            fmt::format("enumeration: cannot create a temporary file: {}", std::strerror(errno)));
+      if (f && std::fclose(f) != 0)
+        throw Error(fmt::format("enumeration: cannot write a part file: {}", std::strerror(errno)));
+      f = nullptr;
     }
   }
   ~SpillFiles() {
@@ -105,12 +121,29 @@ class SpillFiles {
 
 }  // namespace
 
-// The largest graphs of an enumeration: packed in part files, terminal ones whole.
+// The largest graphs of an enumeration: packed in part files, terminal ones whole. The part
+// files are this process's temporary ones, or those of every shard in the run directory.
 struct LargeGraphs {
   LargeGraphs(const Space& s, int num_ops) : packer(s, num_ops) {}
   GraphPacker packer;
-  SpillFiles files;
-  std::vector<GraphRecord> whole;  // sorted by (fp, graph)
+  std::unique_ptr<SpillFiles> files;  // this process's temporary part files
+  std::vector<std::string> shard_dirs;  // when not empty, the parts are read from these
+  std::vector<GraphRecord> whole;       // sorted by (fp, graph)
+
+  std::vector<Packed> take(size_t p) {
+    if (shard_dirs.empty()) return files->take(p);
+    std::vector<Packed> all;
+    for (const std::string& d : shard_dirs) {
+      std::optional<std::string> bytes = read_file_if_any(part_file(d, p));
+      if (!bytes) throw Error(fmt::format("enumeration: {} is missing", part_file(d, p)));
+      if (bytes->size() % sizeof(Packed))
+        throw Error(fmt::format("enumeration: {} is damaged", part_file(d, p)));
+      size_t at = all.size();
+      all.resize(at + bytes->size() / sizeof(Packed));
+      std::memcpy(all.data() + at, bytes->data(), bytes->size());
+    }
+    return all;
+  }
 };
 
 namespace {
@@ -155,12 +188,20 @@ class SpillSink : public GraphSink {
 // One enumeration round over all first operators, `threads` workers pulling tasks, each with
 // its own sink.
 // `configure` sets up each worker's enumerator (its thread index given).
+// With `shard`, only the root tasks of its rank (every ranks-th, from its rank on).
 template <class Sink, class Configure>
 EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* pieces,
                     bool prefix_variables, std::vector<std::unique_ptr<Sink>>& sinks, Reporter& rep,
-                    const char* stage, Configure&& configure) {
+                    const char* stage, Configure&& configure, const EnumShard* shard = nullptr) {
   Enumerator planner(s);
   std::vector<RootTask> tasks = planner.root_tasks();
+  if (shard && shard->ranks > 1) {
+    std::vector<RootTask> mine;
+    for (size_t i = static_cast<size_t>(shard->rank); i < tasks.size();
+         i += static_cast<size_t>(shard->ranks))
+      mine.push_back(tasks[i]);
+    tasks = std::move(mine);
+  }
   std::vector<std::unique_ptr<Enumerator>> workers;  // per-thread state
   for (size_t t = 0; t < sinks.size(); ++t) {
     workers.push_back(std::make_unique<Enumerator>(s, min_emit_ops, pieces, prefix_variables));
@@ -276,9 +317,55 @@ std::vector<GraphRecord> gather_part(std::vector<Packed> packed, const GraphPack
   return shared;
 }
 
+// A check word at the head of each kept shard file: a file of another program is refused,
+// not misread.
+constexpr uint64_t kShardMagic = 0x67737562656e756dULL;  // "gsubenum"
+
+// The largest graphs of this rank's root tasks, kept in the run directory: part files and
+// shard.bin (the counts, the graphs kept whole and the split requests) in enum-RANK, written
+// as enum-RANK.tmp and renamed when whole. A shard already there is not enumerated again.
+void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const EnumShard& shard,
+                          const FingerprintSet& pieces, const ValueReps& reps) {
+  std::string dir = shard_path(shard.dir, "enum", shard.rank);
+  if (path_exists(dir + "/shard.bin")) {
+    rep.info(fmt::format("  (enumeration shard {} of {} found in {}, not run again)", shard.rank,
+                         shard.ranks, dir));
+    return;
+  }
+  std::string tmp = dir + ".tmp";
+  remove_all(tmp);
+  remove_all(dir);
+  make_dirs(tmp);
+  GraphPacker packer(s, s.max_ops);
+  SpillFiles files(tmp);
+  std::vector<std::unique_ptr<SpillSink>> sinks;
+  for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<SpillSink>(files, packer));
+  EnumStats stats = run_round(
+      s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
+      [&](Enumerator& e, size_t) {
+        if (s.minimal_reads) e.read_only_reps(&reps);
+      },
+      &shard);
+  for (auto& sink : sinks) sink->flush();
+  files.close_all();
+  std::vector<GraphRecord> whole = concat_all(sinks, &SpillSink::whole);
+  std::sort(whole.begin(), whole.end(), record_less);
+  std::vector<SplitRequest> requests = concat_all(sinks, &SpillSink::requests);
+  std::sort(requests.begin(), requests.end(), request_less);
+  ByteWriter w;
+  w.put(kShardMagic);
+  w.put(stats);
+  w.put<uint64_t>(files.bytes());
+  w.put_vector(whole);
+  w.put_vector(requests);
+  write_file_whole(tmp + "/shard.bin", w.bytes());
+  rename_path(tmp, dir);
+}
+
 }  // namespace
 
-EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep) {
+EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
+                                   const EnumShard& shard) {
   threads = std::max(1, threads);
   EnumerationResult res;
   std::vector<GraphRecord>& small = res.small;
@@ -313,17 +400,24 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep) {
     if (r.fp != 0 && !pieces.find(r.fp)) pieces.insert(r.fp, r.g.num_ops);  // smallest first
   requests_of_small_graphs(s, small, pieces, res.requests);
 
+  if (!shard.dir.empty()) {
+    enumerate_kept_shard(s, threads, rep, shard, pieces, reps);
+    res.large_ = std::make_shared<LargeGraphs>(s, s.max_ops);
+    res.shard_ = shard;
+    return res;
+  }
   // The largest graphs, streamed to the part files.
   auto large = std::make_shared<LargeGraphs>(s, s.max_ops);
+  large->files = std::make_unique<SpillFiles>();
   std::vector<std::unique_ptr<SpillSink>> sinks;
   for (int t = 0; t < threads; ++t)
-    sinks.push_back(std::make_unique<SpillSink>(large->files, large->packer));
+    sinks.push_back(std::make_unique<SpillSink>(*large->files, large->packer));
   res.stats += run_round(s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
                          [&](Enumerator& e, size_t) {
                            if (s.minimal_reads) e.read_only_reps(&reps);
                          });
   for (auto& sink : sinks) sink->flush();
-  res.spilled_bytes = large->files.bytes();
+  res.spilled_bytes = large->files->bytes();
   large->whole = concat_all(sinks, &SpillSink::whole);
   std::sort(large->whole.begin(), large->whole.end(), record_less);
   std::vector<SplitRequest> more = concat_all(sinks, &SpillSink::requests);
@@ -334,13 +428,37 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep) {
   return res;
 }
 
+void gather_shards(EnumerationResult& en) {
+  const EnumShard& shard = en.shard_;
+  if (shard.dir.empty()) return;
+  LargeGraphs& large = *en.large_;
+  for (int r = 0; r < shard.ranks; ++r) {
+    std::string d = shard_path(shard.dir, "enum", r);
+    std::string file = d + "/shard.bin";
+    std::optional<std::string> bytes = read_file_if_any(file);
+    if (!bytes) throw Error(fmt::format("enumeration: the shard of rank {} is missing ({})", r, file));
+    ByteReader in(*bytes, file);
+    if (in.get<uint64_t>() != kShardMagic)
+      throw Error(fmt::format("enumeration: {} is not a shard of this program", file));
+    en.stats += in.get<EnumStats>();
+    en.spilled_bytes += in.get<uint64_t>();
+    std::vector<GraphRecord> whole = in.get_vector<GraphRecord>();
+    large.whole.insert(large.whole.end(), whole.begin(), whole.end());
+    std::vector<SplitRequest> requests = in.get_vector<SplitRequest>();
+    en.requests.insert(en.requests.end(), requests.begin(), requests.end());
+    large.shard_dirs.push_back(d);
+  }
+  std::sort(large.whole.begin(), large.whole.end(), record_less);
+  std::sort(en.requests.begin(), en.requests.end(), request_less);
+}
+
 size_t EnumerationResult::num_parts() const {
   return large_ ? kParts : 0;
 }
 
 std::vector<GraphRecord> EnumerationResult::take_part(size_t p, bool keep_singletons) {
   if (!large_ || p >= kParts) throw Error(fmt::format("enumeration: no part {}", p));
-  return gather_part(large_->files.take(p), large_->packer, small, large_->whole, p,
+  return gather_part(large_->take(p), large_->packer, small, large_->whole, p,
                      keep_singletons);
 }
 

@@ -16,6 +16,7 @@
 // the small graphs plus one part per thread.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "gen/enumerate/enumerator.h"
@@ -24,6 +25,14 @@
 namespace graphsub::gen {
 
 struct LargeGraphs;
+
+// One rank's share of the enumeration of a run kept on disk: the graphs of max_ops operators
+// whose first operator is every ranks-th root task from `rank` on, kept in `dir` (the run
+// directory). No dir: the whole enumeration, in temporary files.
+struct EnumShard {
+  int rank = 0, ranks = 1;
+  std::string dir;
+};
 
 struct EnumerationResult {
   // Every graph of fewer than max_ops operators and the bare graphs, sorted by (fp, graph):
@@ -41,9 +50,17 @@ struct EnumerationResult {
   std::vector<GraphRecord> take_part(size_t p, bool keep_singletons = false);
 
   std::shared_ptr<LargeGraphs> large_;  // the spilled graphs of max_ops operators
+  EnumShard shard_;                     // what enumerate_graphs was given
 };
 
-EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep);
+// With a shard kept on disk, the graphs of fewer than max_ops operators (every rank computes
+// them) and this rank's share of the largest ones, written to the run directory (or found
+// there from an earlier run); gather_shards then reads every rank's share.
+EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
+                                   const EnumShard& shard = {});
+// For an enumeration of a kept shard, once every rank's share is written: their counts, split
+// requests and whole graphs join this result, and take_part reads each part from all of them.
+void gather_shards(EnumerationResult& en);
 
 // Every part in order (for tests and small spaces).
 std::vector<GraphRecord> take_all_records(EnumerationResult& en, bool keep_singletons);

@@ -8,18 +8,25 @@ EnumerationResult enumerate_stage(const Space& space, const GeneratorOptions& op
                                   GeneratorResult& res, StageLog& log, Reporter& rep) {
   auto t0 = Clock::now();
   EnumerationResult en = enumerate_graphs(space, opts.threads, rep);
-  res.graphs = en.stats.graphs;
-  res.redundant_values = en.stats.redundant;
-  log.timed("graphs enumerated", en.stats.graphs, t0);
-  res.unrepresentative_graphs = en.stats.unrepresentative;
+  record_enumeration(space, en.stats, en.requests.size(), en.spilled_bytes, res, log, rep,
+                     since(t0));
+  return en;
+}
+
+void record_enumeration(const Space& space, const EnumStats& stats, uint64_t requests,
+                        uint64_t spilled_bytes, GeneratorResult& res, StageLog& log, Reporter& rep,
+                        double seconds) {
+  res.graphs = stats.graphs;
+  res.redundant_values = stats.redundant;
+  log.timed("graphs enumerated", stats.graphs, seconds);
+  res.unrepresentative_graphs = stats.unrepresentative;
   if (space.minimal_reads)
     rep.info(
         fmt::format("  ({} values of the largest graphs not representatives, left unread; {} "
                     "graphs with such a partial output left out)",
-                    en.stats.redundant, en.stats.unrepresentative));
-  rep.info(fmt::format("  ({} split requests; {:.1f} MiB of graphs streamed to temporary files)",
-                       en.requests.size(), static_cast<double>(en.spilled_bytes) / (1 << 20)));
-  return en;
+                    stats.redundant, stats.unrepresentative));
+  rep.info(fmt::format("  ({} split requests; {:.1f} MiB of graphs streamed to files)", requests,
+                       static_cast<double>(spilled_bytes) / (1 << 20)));
 }
 
 }  // namespace graphsub::gen

@@ -1,6 +1,7 @@
 #pragma once
 // The generator's prover: the Z3 verifier of src/verify, over the axioms of
 // specs/operators.axioms (a numeric test on small shapes first, then the solver).
+#include "gen/cluster.h"
 #include "gen/prove/prover.h"
 #include "verify/verifier.h"
 
@@ -14,7 +15,14 @@ namespace graphsub::gen {
 inline constexpr unsigned kDefaultRlimit = 50000;
 
 // Proves batches with `v.verify_all` (in parallel, progress through `rep`); the reason of a
-// rule not proved is the verdict and the verifier's explanation.
-Prover verifier_prover(const verify::Verifier& v, Reporter& rep);
+// rule not proved is the verdict and the verifier's explanation. On several ranks each rank
+// checks the rules of its verifier lanes (verify::LaneShare) and the outcomes are
+// all-gathered: each lane sees the same rules in the same order as in one process, so every
+// verdict, and the library, is the same on any number of ranks.
+Prover verifier_prover(const verify::Verifier& v, Reporter& rep, Cluster& cluster = single_process());
+
+// One rank's outcomes as bytes, and back (for the all-gather).
+std::string outcomes_bytes(const std::vector<std::pair<uint64_t, ProofOutcome>>& outcomes);
+std::vector<std::pair<uint64_t, ProofOutcome>> outcomes_from_bytes(const std::string& bytes);
 
 }  // namespace graphsub::gen
