@@ -49,12 +49,11 @@ class MpiCluster : public gen::Cluster {
   void barrier() override { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
   std::vector<std::string> all_gather(const std::string& mine) override {
     if (mine.size() > static_cast<size_t>(INT32_MAX))
-      throw Error(fmt::format("MPI: {} bytes to gather from one rank, more than 2 GiB",
-                              mine.size()));
+      throw Error(
+          fmt::format("MPI: {} bytes to gather from one rank, more than 2 GiB", mine.size()));
     int n = static_cast<int>(mine.size());
     std::vector<int> sizes(static_cast<size_t>(size_));
-    check(MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD),
-          "MPI_Allgather");
+    check(MPI_Allgather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, MPI_COMM_WORLD), "MPI_Allgather");
     std::vector<int> offsets(sizes.size());
     int64_t total = 0;
     for (size_t r = 0; r < sizes.size(); ++r) {

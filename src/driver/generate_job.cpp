@@ -5,19 +5,19 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "core/error.h"
 #include "core/text.h"
+#include "dist/launched_cluster.h"
 #include "driver/data_paths.h"
 #include "driver/optimize_options.h"
 #include "driver/rule_jobs.h"
-#include "dist/launched_cluster.h"
 #include "gen/library_file.h"
-#include "gen/shard_files.h"
 #include "gen/prove/verifier_prover.h"
+#include "gen/shard_files.h"
 #include "ir/parallel.h"
 #include "rules/rule_parser.h"
 
@@ -174,6 +174,9 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   // Lanes of rules share a context (the same lanes on any machine and load, so the resource
   // counts are the same too); saves about 3 ms of each call.
   vo.reuse_context = true;
+  // One instance per parameter assignment before the solver, all four after a proof
+  // (VerifyOptions::numeric_first_per_params).
+  vo.numeric_first_per_params = 1;
   verify::Verifier verifier(axioms, vo);
   out.run_dir = o.run_dir;
   if (out.run_dir.empty() && cluster.size() > 1) {

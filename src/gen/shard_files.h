@@ -87,7 +87,8 @@ class ByteReader {
     if (n > in_.size() - at_) truncated();
   }
   [[noreturn]] void truncated() const {
-    throw Error(what_ + ": truncated or damaged shard file (remove the run directory to start over)");
+    throw Error(what_ +
+                ": truncated or damaged shard file (remove the run directory to start over)");
   }
   std::string_view in_;
   size_t at_ = 0;

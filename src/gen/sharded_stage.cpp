@@ -76,7 +76,8 @@ Classified sharded_classify_stage(const Space& space, const GeneratorOptions& op
   for (int r = 0; r < ranks; ++r) {
     std::string path = shard_path(opts.run_dir, "classes", r);
     std::optional<std::string> bytes = read_file_if_any(path);
-    if (!bytes) throw Error(fmt::format("the classification shard of rank {} is missing ({})", r, path));
+    if (!bytes)
+      throw Error(fmt::format("the classification shard of rank {} is missing ({})", r, path));
     ClassShard c = class_shard_from(*bytes, path);
     if (r == 0) {
       first.stats = c.stats;

@@ -204,12 +204,12 @@ Verifier::Verifier(rules::RuleSet axioms, VerifyOptions opts)
   axioms_.rules.clear();
 }
 
-RuleVerdict Verifier::numeric_test(const rules::Rule& r) const {
+RuleVerdict Verifier::numeric_test(const rules::Rule& r, uint64_t per_params) const {
   RuleVerdict v;
   v.name = r.name;
   auto t0 = Clock::now();
   rules::BoundedOptions bo;
-  bo.max_per_params = opts_.numeric_per_params;
+  bo.max_per_params = per_params;
   bo.seed = opts_.seed;
   bo.max_partial_instances = opts_.max_partial_instances;
   // A search that grows too large (many tensor variables) counts as finding no instance; the
@@ -320,13 +320,29 @@ void Verifier::refute(const rules::Rule& r, RuleVerdict& v) const {
 RuleVerdict Verifier::verify_in(const rules::Rule& r, std::unique_ptr<Z3Session>* session) const {
   try {
     RuleVerdict n;
+    const uint64_t all = opts_.numeric_per_params;
+    const uint64_t first =
+        opts_.numeric_first_per_params ? std::min(opts_.numeric_first_per_params, all) : all;
     if (opts_.numeric_test) {
-      n = numeric_test(r);
+      n = numeric_test(r, first);
       if (n.verdict == Verdict::Counterexample || n.verdict == Verdict::Invalid) return n;
     }
     RuleVerdict p = prove(r, session);
     p.tested = n.tested;
     p.numeric_ms = n.numeric_ms;
+    if (opts_.numeric_test && first < all && p.verdict == Verdict::Proved) {
+      // Proved: the whole numeric test still stands under the proof (an axiom's error shows
+      // as a proved rule that is numerically false).
+      RuleVerdict whole = numeric_test(r, all);
+      if (whole.verdict == Verdict::Counterexample) {
+        whole.numeric_ms += p.numeric_ms;
+        whole.reason =
+            "proved from the axioms but numerically false (an axiom is wrong?): " + whole.reason;
+        return whole;
+      }
+      p.tested = whole.tested;
+      p.numeric_ms += whole.numeric_ms;
+    }
     if ((p.verdict == Verdict::Unknown || p.verdict == Verdict::Timeout) &&
         opts_.exhaustive_instances > 0)
       refute(r, p);
@@ -346,8 +362,8 @@ RuleVerdict Verifier::verify(const rules::Rule& r) const {
   return verify_in(r, nullptr);
 }
 
-std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& rules,
-                                              Reporter& rep, const LaneShare& share) const {
+std::vector<RuleVerdict> Verifier::verify_all(const std::vector<rules::Rule>& rules, Reporter& rep,
+                                              const LaneShare& share) const {
   std::vector<RuleVerdict> out(rules.size());
   std::atomic<size_t> done{0}, last{0};  // rules checked; the latest of them, for progress
   // Work items: with reuse_context the lanes, each checking its rules in order in its kept

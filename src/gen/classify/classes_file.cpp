@@ -28,10 +28,14 @@ rules::TermPtr get_term(ByteReader& in, int depth = 0) {
   std::vector<rules::TermPtr> args;
   for (uint64_t i = 0; i < n; ++i) args.push_back(get_term(in, depth + 1));
   switch (kind) {
-    case rules::Term::Kind::Var: return rules::Term::var(std::move(name));
-    case rules::Term::Kind::Int: return rules::Term::integer(value);
-    case rules::Term::Kind::Symbol: return rules::Term::symbol(std::move(name));
-    case rules::Term::Kind::App: return rules::Term::app(std::move(name), std::move(args));
+    case rules::Term::Kind::Var:
+      return rules::Term::var(std::move(name));
+    case rules::Term::Kind::Int:
+      return rules::Term::integer(value);
+    case rules::Term::Kind::Symbol:
+      return rules::Term::symbol(std::move(name));
+    case rules::Term::Kind::App:
+      return rules::Term::app(std::move(name), std::move(args));
   }
   throw Error("classification shard: a term of unknown kind (damaged file)");
 }
@@ -59,8 +63,8 @@ Classified classified_from_bytes(const std::string& bytes, const std::string& wh
   if (in.get<uint64_t>() != kClassesMagic)
     throw Error(what + ": not a classification shard of this program");
   Classified c;
-  for (uint64_t* v : {&c.buckets, &c.shared_graphs, &c.pairs, &c.passed, &c.reduced, &c.vanished,
-                      &c.parts_done})
+  for (uint64_t* v :
+       {&c.buckets, &c.shared_graphs, &c.pairs, &c.passed, &c.reduced, &c.vanished, &c.parts_done})
     *v = in.get<uint64_t>();
   uint64_t n = in.get<uint64_t>();
   for (uint64_t i = 0; i < n; ++i) {

@@ -159,12 +159,12 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
         add(c);
       },
       [&](size_t done) {
-        rep.progress(
-            "pair and re-test", static_cast<double>(done), static_cast<double>(n_items),
-            fmt::format("{}; {} classes on the threads",
-                        done < mine.size() && mine[done] < parts ? "fingerprint ranges"
-                                                                 : "ranges, split requests, aliases",
-                        classes_seen.load()));
+        rep.progress("pair and re-test", static_cast<double>(done), static_cast<double>(n_items),
+                     fmt::format("{}; {} classes on the threads",
+                                 done < mine.size() && mine[done] < parts
+                                     ? "fingerprint ranges"
+                                     : "ranges, split requests, aliases",
+                                 classes_seen.load()));
       });
 
   Classified out;

@@ -126,7 +126,7 @@ class SpillFiles {
 struct LargeGraphs {
   LargeGraphs(const Space& s, int num_ops) : packer(s, num_ops) {}
   GraphPacker packer;
-  std::unique_ptr<SpillFiles> files;  // this process's temporary part files
+  std::unique_ptr<SpillFiles> files;    // this process's temporary part files
   std::vector<std::string> shard_dirs;  // when not empty, the parts are read from these
   std::vector<GraphRecord> whole;       // sorted by (fp, graph)
 
@@ -436,7 +436,8 @@ void gather_shards(EnumerationResult& en) {
     std::string d = shard_path(shard.dir, "enum", r);
     std::string file = d + "/shard.bin";
     std::optional<std::string> bytes = read_file_if_any(file);
-    if (!bytes) throw Error(fmt::format("enumeration: the shard of rank {} is missing ({})", r, file));
+    if (!bytes)
+      throw Error(fmt::format("enumeration: the shard of rank {} is missing ({})", r, file));
     ByteReader in(*bytes, file);
     if (in.get<uint64_t>() != kShardMagic)
       throw Error(fmt::format("enumeration: {} is not a shard of this program", file));
@@ -458,8 +459,7 @@ size_t EnumerationResult::num_parts() const {
 
 std::vector<GraphRecord> EnumerationResult::take_part(size_t p, bool keep_singletons) {
   if (!large_ || p >= kParts) throw Error(fmt::format("enumeration: no part {}", p));
-  return gather_part(large_->take(p), large_->packer, small, large_->whole, p,
-                     keep_singletons);
+  return gather_part(large_->take(p), large_->packer, small, large_->whole, p, keep_singletons);
 }
 
 std::vector<GraphRecord> take_all_records(EnumerationResult& en, bool keep_singletons) {

@@ -19,7 +19,8 @@ inline constexpr unsigned kDefaultRlimit = 50000;
 // checks the rules of its verifier lanes (verify::LaneShare) and the outcomes are
 // all-gathered: each lane sees the same rules in the same order as in one process, so every
 // verdict, and the library, is the same on any number of ranks.
-Prover verifier_prover(const verify::Verifier& v, Reporter& rep, Cluster& cluster = single_process());
+Prover verifier_prover(const verify::Verifier& v, Reporter& rep,
+                       Cluster& cluster = single_process());
 
 // One rank's outcomes as bytes, and back (for the all-gather).
 std::string outcomes_bytes(const std::vector<std::pair<uint64_t, ProofOutcome>>& outcomes);
