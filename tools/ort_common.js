@@ -92,7 +92,9 @@ function tensorValues(t) {
   return t.data;
 }
 
-function randomTensor(ort, meta, dim, rng, dims) {
+// Integer inputs are drawn in [0, intHigh) (default 8): indices into the smallest table a model
+// reads them with (a token-type embedding has 2 rows) need a smaller bound (ort_worker's load).
+function randomTensor(ort, meta, dim, rng, dims, intHigh = 8) {
   const shape = concreteShape(meta, dim, dims);
   const n = shape.reduce((a, b) => a * b, 1);
   switch (meta.type) {
@@ -115,12 +117,12 @@ function randomTensor(ort, meta, dim, rng, dims) {
     }
     case 'int64': {
       const v = new BigInt64Array(n);
-      for (let i = 0; i < n; ++i) v[i] = BigInt(Math.floor(rng() * 8));
+      for (let i = 0; i < n; ++i) v[i] = BigInt(Math.floor(rng() * intHigh));
       return new ort.Tensor('int64', v, shape);
     }
     case 'int32': {
       const v = new Int32Array(n);
-      for (let i = 0; i < n; ++i) v[i] = Math.floor(rng() * 8);
+      for (let i = 0; i < n; ++i) v[i] = Math.floor(rng() * intHigh);
       return new ort.Tensor('int32', v, shape);
     }
     case 'bool': {
