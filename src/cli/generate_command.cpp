@@ -67,8 +67,10 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
     double enum_s = res.stages.empty() ? 0 : res.stages.front().seconds;
     fmt::print("{} operator variants, {} pool tensors, {} threads\n", res.variants.size(),
                job.pool_size, job.threads);
-    fmt::print("graphs enumerated per second: {:.0f}\n",
-               enum_s > 0 ? static_cast<double>(res.graphs) / enum_s : 0.0);
+    // Not for a resumed run whose enumeration was found kept (it took no time).
+    if (enum_s > 0.5)
+      fmt::print("graphs enumerated per second: {:.0f}\n",
+                 static_cast<double>(res.graphs) / enum_s);
     fmt::print(
         "verifier calls: {} ({} for common-subgraph generalizations; {} candidate classes "
         "implied by proven rules, {} more general rules found by pruning, {} classes proved "
