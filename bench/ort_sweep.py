@@ -57,13 +57,21 @@ COMPUTE_OPS = {"Conv", "FusedConv", "NchwcConv", "MatMul", "FusedMatMul", "Gemm"
                "QLinearConv", "MatMulInteger", "Attention", "MultiHeadAttention"}
 
 
+# The version of docs/ort-worker.md this client speaks (tools/ort_worker.js's PROTOCOL).
+WORKER_PROTOCOL = 1
+
+
 class Worker:
     """tools/ort_worker.js over a pipe (the same worker the C++ side drives)."""
 
     def __init__(self):
         self.p = subprocess.Popen(["node", os.path.join(ROOT, "tools", "ort_worker.js")],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.version = self.call(op="hello")["ort"]
+        hello = self.call(op="hello")
+        if hello.get("protocol") != WORKER_PROTOCOL:
+            raise RuntimeError(f"tools/ort_worker.js speaks worker protocol {hello.get('protocol')}, "
+                               f"this script {WORKER_PROTOCOL} (docs/ort-worker.md)")
+        self.version = hello["ort"]
 
     def call(self, **req):
         self.p.stdin.write(json.dumps(req) + "\n")

@@ -72,6 +72,25 @@ TEST(OrtWorker, ReportsTheRuntimesErrorAndKeepsServing) {
   EXPECT_EQ(w.call({{"op", "hello"}}).at("ort"), w.runtime_version());  // still alive
 }
 
+// A worker of another protocol version (a tools/ folder of another release) is refused by
+// name, not half-used.
+TEST(OrtWorker, AWorkerOfAnotherProtocolIsRefused) {
+  std::string dir = scratch_dir("ort_worker");
+  std::string script = dir + "/other_protocol.js";
+  std::ofstream(script) << "process.stdin.on('data', () => { process.stdout.write("
+                           "JSON.stringify({ok: true, protocol: 99, ort: '0', node: '0'}) + "
+                           "'\\n'); });\n";
+  ort::WorkerOptions o = shipped_worker();
+  o.script = script;
+  try {
+    ort::Worker w(o);
+    FAIL() << "a worker of protocol 99 was used";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("speaks worker protocol 99"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(OrtWorker, MissingNodeIsReportedNotFatal) {
   std::string why;
   ort::WorkerOptions o = shipped_worker();

@@ -4,26 +4,11 @@
 // between requests, so a caller can time several models against each other in one process,
 // alternating them run by run (the only fair comparison on a shared, noisy machine).
 //
-// Requests ({"op": ...}); every reply carries "ok" and, when false, "error":
-//   hello                                   -> {ort, node}
-//   load {id, path, threads, dim, dims, profile, optimized}
-//                                           -> {inputs: [{name, type, shape}], outputs: [...]}
-//        threads: intra-op threads (0: ONNX Runtime's choice); dim: value of symbolic input
-//        dimensions (dims: {symbol: value} overrides); profile: per-node profiling on;
-//        optimized: a path where ONNX Runtime writes the graph it optimized (what it fused).
-//   time {ids, runs, warmup}                -> {ms: {id: [runs...]}}; round r runs the ids in
-//        rotated order, reversed on odd rounds (A B C, C B A, B C A, ...)
-//   profile {id, runs}                      -> {by_op: {op_type: ms per run}, counts: {op_type:
-//                                               kernels}, total_ms, kernels}
-//   compare {ids: [reference, candidate], sets, seed, rtol, atol}
-//                                           -> {match, outputs: [{name, max_abs_diff,
-//                                               max_rel_diff, max_abs_value, match, note}]}:
-//        both run on `sets` random input sets (seeded, the reference's inputs), every output
-//        compared within graphsub's tolerance (atol scaled by the reference's magnitude)
-//   unload {id}; quit
-// Inputs are seeded random values drawn per session in input order, so two models with the
-// same inputs get the same values.
+// The protocol (requests, replies, versions, inputs) is written in docs/ort-worker.md; a change
+// an older client would misread raises PROTOCOL there and here.
 'use strict';
+
+const PROTOCOL = 1;
 
 const fs = require('fs');
 const os = require('os');
@@ -185,7 +170,7 @@ async function compare(req) {
 
 async function handle(req) {
   switch (req.op) {
-    case 'hello': return {ort: ort.env.versions.common, node: process.version};
+    case 'hello': return {protocol: PROTOCOL, ort: ort.env.versions.common, node: process.version};
     case 'load': return load(req);
     case 'time': return time(req);
     case 'profile': return profile(req);

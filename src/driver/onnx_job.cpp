@@ -29,8 +29,8 @@ namespace {
 // path and its finalists): enough to spread the costs beyond the search's own graphs.
 constexpr int kDumpedRandomSamples = 6;
 
-// The shipped ONNX Runtime worker. Without a data folder the worker's own search
-// ($GRAPHSUB_TOOLS_DIR, ./tools) runs, and its error names what is missing.
+// The shipped ONNX Runtime worker. Without a data folder the script stays empty and the
+// worker's error says what is missing.
 ort::WorkerOptions worker_options() {
   ort::WorkerOptions w;
   try {

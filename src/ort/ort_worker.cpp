@@ -19,23 +19,13 @@ extern char** environ;
 
 namespace graphsub::ort {
 
-std::string find_worker_script() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates;
-  if (const char* dir = std::getenv("GRAPHSUB_TOOLS_DIR")) candidates.emplace_back(dir);
-  candidates.emplace_back("tools");
-  for (const auto& dir : candidates) {
-    std::error_code ec;
-    fs::path p = dir / "ort_worker.js";
-    if (fs::is_regular_file(p, ec)) return p.string();
-  }
-  return "";
-}
-
 Worker::Worker(const WorkerOptions& opts) : opts_(opts) {
-  if (opts_.script.empty()) opts_.script = find_worker_script();
   if (opts_.script.empty())
-    throw Error("ONNX Runtime target: tools/ort_worker.js not found (set GRAPHSUB_TOOLS_DIR)");
+    throw Error(
+        "ONNX Runtime target: tools/ort_worker.js not found (no data folder: set "
+        "GRAPHSUB_DATA_DIR to the folder holding specs/ and tools/)");
+  if (!std::filesystem::is_regular_file(opts_.script))
+    throw Error(fmt::format("ONNX Runtime target: {} not found", opts_.script));
   int in_pipe[2], out_pipe[2];
   if (pipe2(in_pipe, O_CLOEXEC) != 0) throw Error(fmt::format("pipe: {}", std::strerror(errno)));
   if (pipe2(out_pipe, O_CLOEXEC) != 0) {
@@ -62,12 +52,22 @@ Worker::Worker(const WorkerOptions& opts) : opts_(opts) {
   }
   // A worker that dies must not kill graphsub with SIGPIPE on the next write.
   signal(SIGPIPE, SIG_IGN);
+  nlohmann::json hello;
   try {
-    version_ = call({{"op", "hello"}}).at("ort").get<std::string>();
-  } catch (const Error& e) {
+    hello = call({{"op", "hello"}});
+    version_ = hello.at("ort").get<std::string>();
+  } catch (const std::exception& e) {
     stop();
     throw Error(fmt::format("ONNX Runtime target: the worker ({} {}) did not start: {}", node,
                             script, e.what()));
+  }
+  int protocol = hello.value("protocol", 0);
+  if (protocol != kWorkerProtocol) {
+    stop();
+    throw Error(fmt::format(
+        "ONNX Runtime target: {} speaks worker protocol {}, this graphsub speaks {} "
+        "(docs/ort-worker.md): the binary and its tools/ folder are from different releases",
+        script, protocol, kWorkerProtocol));
   }
 }
 

@@ -16,16 +16,16 @@ namespace graphsub::ort {
 
 struct WorkerOptions {
   std::string node = "node";  // the Node.js executable (looked up on PATH)
-  // tools/ort_worker.js as the caller resolved it (driver/data_paths.h); empty: found by
-  // find_worker_script().
+  // tools/ort_worker.js as the caller resolved it (driver/data_paths.h, the one lookup);
+  // empty: the worker cannot start, and says so.
   std::string script;
   // A request that gets no reply in this time ends the worker with an error naming it (a
   // wedged runtime must not hang graphsub).
   std::chrono::seconds reply_timeout{300};
 };
 
-// ort_worker.js in $GRAPHSUB_TOOLS_DIR, else in ./tools; "" when none exists.
-std::string find_worker_script();
+// The version of docs/ort-worker.md this client speaks (tools/ort_worker.js's PROTOCOL).
+inline constexpr int kWorkerProtocol = 1;
 
 class Worker {
  public:
