@@ -120,6 +120,29 @@ TEST(GenRanks, ARerunRunsOnlyTheMissingShares) {
   fs::remove_all(dir);
 }
 
+// Proof epochs of 20 rules (the small run makes a few hundred calls, in batches): each starts from fresh
+// solver sessions, and each finished one is kept. A run that lost its later epochs (killed
+// while proving) replays the kept ones and writes the same library.
+TEST(GenRanks, ARunKilledWhileProvingResumesFromItsKeptEpochs) {
+  fs::path dir = fresh_dir("graphsub_ranks_epochs_");
+  driver::GenerateJobOptions o = small_job(dir);
+  o.proof_epoch = 20;
+  std::string alone = driver::run_generate_job(o, null_reporter()).library;
+  o.run_dir = (dir / "run").string();
+  o.keep_run_dir = true;
+  std::string first = run_on_ranks(o, 2)[0];
+  EXPECT_EQ(first, alone);
+  ASSERT_TRUE(fs::exists(dir / "run" / "proofs-1"));
+  auto kept = fs::last_write_time(dir / "run" / "proofs-0");
+  for (int k = 1; fs::exists(dir / "run" / ("proofs-" + std::to_string(k))); ++k)
+    fs::remove(dir / "run" / ("proofs-" + std::to_string(k)));
+  std::string again = run_on_ranks(o, 2)[0];
+  EXPECT_EQ(again, first);
+  EXPECT_TRUE(fs::exists(dir / "run" / "proofs-1")) << "the lost epochs are proved again";
+  EXPECT_EQ(fs::last_write_time(dir / "run" / "proofs-0"), kept) << "the kept one is replayed";
+  fs::remove_all(dir);
+}
+
 TEST(GenRanks, ARunDirectoryOfOtherFlagsIsRefused) {
   fs::path dir = fresh_dir("graphsub_ranks_other_");
   driver::GenerateJobOptions o = small_job(dir);

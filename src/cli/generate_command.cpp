@@ -57,6 +57,9 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "keep each rank's share of the run in this folder, so that a stopped run "
                   "resumes (default on several MPI ranks: OUT.run; removed when done)");
   cmd->add_flag("--keep-run-dir", o->keep_run_dir, "keep the run folder after success");
+  cmd->add_option("--proof-epoch", o->proof_epoch,
+                  "verifier calls per proof epoch (each starts from fresh solver sessions; a "
+                  "run stopped while proving resumes from its last kept epoch)");
   cmd->add_option("-o,--output", o->output, "rule library to write")->required();
   cmd->callback([o, safety_s, &flags] {
     o->timeout_ms = *safety_s * 1000u;

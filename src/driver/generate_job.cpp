@@ -94,6 +94,8 @@ std::string command_line(const GenerateJobOptions& o) {
   if (o.minimal_reads_from != defaults.minimal_reads_from)
     command += fmt::format(" --minimal-reads-from {}", o.minimal_reads_from);
   if (o.max_vars != defaults.max_vars) command += fmt::format(" --max-vars {}", o.max_vars);
+  if (o.proof_epoch != defaults.proof_epoch)
+    command += fmt::format(" --proof-epoch {}", o.proof_epoch);
   if (!o.output.empty()) command += " -o " + o.output;
   return command;
 }
@@ -115,6 +117,8 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   if (o.max_ops < 1 || o.max_ops > 4)
     throw OptionError(fmt::format("--max-ops {}: expected 1 to 4", o.max_ops));
   check_threads("--threads", o.threads);
+  if (o.proof_epoch < 1)
+    throw OptionError(fmt::format("--proof-epoch {}: expected 1 or more rules", o.proof_epoch));
   if (o.timeout_ms < 1000 || o.timeout_ms > 86'400'000)
     throw OptionError(fmt::format(
         "safety time limit {} ms (--safety-timeout-s): expected 1 s to 1 day", o.timeout_ms));
@@ -189,7 +193,8 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
     if (!out.run_dir.empty()) claim_run_dir(out.run_dir, out.command, cluster);
     opts.cluster = &cluster;
     opts.run_dir = out.run_dir;
-    out.result = gen::run_generator(opts, gen::verifier_prover(verifier, say, cluster), say);
+    out.result = gen::run_generator(
+        opts, gen::verifier_prover(verifier, say, cluster, out.run_dir, o.proof_epoch), say);
     finish(o, opts, cluster, out, say);
   } catch (const std::exception& e) {
     dist::abort_job(e.what());  // stops every rank (no-op alone): none waits at a barrier

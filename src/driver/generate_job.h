@@ -38,6 +38,10 @@ struct GenerateJobOptions {
   // its library, unless keep_run_dir.
   std::string run_dir;
   bool keep_run_dir = false;
+  // Rules per proof epoch (gen::kProofEpochRules; verifier_prover): a run killed while
+  // proving resumes from its last kept epoch. Shapes the verdicts' solver history, so the
+  // header states it when not the default.
+  uint64_t proof_epoch = gen::kProofEpochRules;
   // The ranks to run on (null: those of the MPI job that started this process, or this
   // process alone; tests give ranks of their own).
   gen::Cluster* cluster = nullptr;

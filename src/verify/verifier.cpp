@@ -358,6 +358,13 @@ RuleVerdict Verifier::verify_in(const rules::Rule& r, std::unique_ptr<Z3Session>
   }
 }
 
+void Verifier::reset_sessions() const {
+  for (size_t l = 0; l < kSessionLanes; ++l) {
+    std::lock_guard<std::mutex> lane(lanes_->mu[l]);
+    lanes_->session[l].reset();
+  }
+}
+
 RuleVerdict Verifier::verify(const rules::Rule& r) const {
   return verify_in(r, nullptr);
 }

@@ -145,6 +145,11 @@ class Verifier {
                                       Reporter& rep = null_reporter(),
                                       const LaneShare& share = {}) const;
 
+  // Drops the kept sessions of reuse_context: the next rules of every lane start from a fresh
+  // solver (the generator does so at the start of each proof epoch, so that a resumed run
+  // checks the rules after a kept epoch from the same solver state as the run it resumes).
+  void reset_sessions() const;
+
   const rules::RuleSet& axioms() const { return axioms_; }
   const VerifyOptions& options() const { return opts_; }
 

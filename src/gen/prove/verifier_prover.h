@@ -14,13 +14,24 @@ namespace graphsub::gen {
 // the same library as no limit.
 inline constexpr unsigned kDefaultRlimit = 50000;
 
+// Rules per proof epoch: above the shipped library's 27,370 verifier calls (its lanes are
+// never reset), about 8 epochs at N = 4 (417,381 calls).
+inline constexpr uint64_t kProofEpochRules = 50000;
+
 // Proves batches with `v.verify_all` (in parallel, progress through `rep`); the reason of a
 // rule not proved is the verdict and the verifier's explanation. On several ranks each rank
 // checks the rules of its verifier lanes (verify::LaneShare) and the outcomes are
 // all-gathered: each lane sees the same rules in the same order as in one process, so every
 // verdict, and the library, is the same on any number of ranks.
+//
+// Proof epochs: the batches in order, grouped into epochs of at least kProofEpochRules rules,
+// each started with fresh lane sessions (verify::Verifier::reset_sessions). With a run
+// directory, rank 0 keeps each finished epoch's outcomes (RUN/proofs-K), and a resumed run
+// replays the kept epochs without the solver: the first epoch it proves starts from fresh
+// sessions, as in the run it resumes, so its verdicts are the same.
 Prover verifier_prover(const verify::Verifier& v, Reporter& rep,
-                       Cluster& cluster = single_process());
+                       Cluster& cluster = single_process(), const std::string& run_dir = "",
+                       uint64_t epoch_rules = kProofEpochRules);
 
 // One rank's outcomes as bytes, and back (for the all-gather).
 std::string outcomes_bytes(const std::vector<std::pair<uint64_t, ProofOutcome>>& outcomes);
