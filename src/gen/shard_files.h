@@ -39,7 +39,7 @@ class ByteWriter {
   void put_vector(const std::vector<T>& v) {
     static_assert(std::is_trivially_copyable_v<T>);
     put<uint64_t>(v.size());
-    out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    if (!v.empty()) out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
   }
   void put_string(const std::string& s) {
     put<uint64_t>(s.size());
@@ -69,7 +69,7 @@ class ByteReader {
     uint64_t n = get<uint64_t>();
     if (n > (in_.size() - at_) / sizeof(T)) truncated();
     std::vector<T> v(n);
-    std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));
+    if (n) std::memcpy(v.data(), in_.data() + at_, n * sizeof(T));  // an empty v has no data
     at_ += n * sizeof(T);
     return v;
   }

@@ -138,6 +138,7 @@ struct LargeGraphs {
       if (!bytes) throw Error(fmt::format("enumeration: {} is missing", part_file(d, p)));
       if (bytes->size() % sizeof(Packed))
         throw Error(fmt::format("enumeration: {} is damaged", part_file(d, p)));
+      if (bytes->empty()) continue;  // memcpy with an empty vector's null data is undefined
       size_t at = all.size();
       all.resize(at + bytes->size() / sizeof(Packed));
       std::memcpy(all.data() + at, bytes->data(), bytes->size());
