@@ -120,9 +120,9 @@ TEST(GenRanks, ARerunRunsOnlyTheMissingShares) {
   fs::remove_all(dir);
 }
 
-// Proof epochs of 20 rules (the small run makes a few hundred calls, in batches): each starts from fresh
-// solver sessions, and each finished one is kept. A run that lost its later epochs (killed
-// while proving) replays the kept ones and writes the same library.
+// Proof epochs of 20 rules (the small run makes a few hundred calls, in batches): each starts
+// from fresh solver sessions, and each finished one is kept. A run that lost its later epochs
+// (killed while proving) replays the kept ones and writes the same library.
 TEST(GenRanks, ARunKilledWhileProvingResumesFromItsKeptEpochs) {
   fs::path dir = fresh_dir("graphsub_ranks_epochs_");
   driver::GenerateJobOptions o = small_job(dir);

@@ -17,36 +17,35 @@ namespace {
 
 struct Local {
   std::unique_ptr<GraphEvaluator> ev, alt;
-  std::map<std::string, ClassAcc> classes;
-  uint64_t buckets = 0, shared_graphs = 0, pairs = 0, passed = 0, reduced = 0, vanished = 0;
-  size_t last_count = 0;  // classes.size() when last reported
+  Classified c;           // this thread's classes and counts
+  size_t last_count = 0;  // c.classes.size() when last reported
 };
 
 void add_candidate(const Space& s, Local& l, Candidate& c, const EvaluatedGraph& ea,
                    const EvaluatedGraph& eb, const EvaluatedGraph& fa, const EvaluatedGraph& fb,
                    const ClassifyOptions& opts) {
-  ++l.pairs;
+  ++l.c.pairs;
   if (!float_retest(ea, eb, fa, fb, c, opts.tolerance)) return;
-  ++l.passed;
+  ++l.c.passed;
   Equality e = equality_of(s, c);
   std::vector<rules::TermPtr> shape_conds = shape_conditions(s, c);
   bool reduced = false;
   if (std::max(c.a.g.num_ops, c.b.g.num_ops) >= opts.reduce_from_ops) {
     std::optional<Equality> r = reduce_common_subgraphs(e);
     if (!r) {
-      ++l.vanished;
+      ++l.c.vanished;
       return;
     }
     reduced = r->lhs != e.lhs || r->rhs != e.rhs;  // the same term pointers when unchanged
     if (reduced) {
-      ++l.reduced;
+      ++l.c.reduced;
       shape_conds = conditions_within(*r, shape_conds);
       e = std::move(*r);
     }
   }
   canonicalize(e, &shape_conds);
   shape_conds = common_conditions(shape_conds, shape_conds);  // sorted in the canonical names
-  auto [it, fresh] = l.classes.try_emplace(std::move(e.key));
+  auto [it, fresh] = l.c.classes.try_emplace(std::move(e.key));
   if (fresh) {
     it->second.shape_conds = std::move(shape_conds);
   } else {
@@ -99,8 +98,8 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
   }
 
   auto classify_bucket = [&](Local& l, const std::vector<GraphRecord>& records, const Bucket& b) {
-    ++l.buckets;
-    l.shared_graphs += b.size();
+    ++l.c.buckets;
+    l.c.shared_graphs += b.size();
     std::vector<EvaluatedGraph> evals, floats;
     std::vector<RuleSide> sides;
     for (size_t i = b.begin; i < b.end; ++i) {
@@ -142,7 +141,7 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
           std::vector<GraphRecord> records = en.take_part(item);
           for (const Bucket& b : buckets_of(records))
             if (b.size() >= 2) classify_bucket(l, records, b);
-          classes_seen += l.classes.size() - std::exchange(l.last_count, l.classes.size());
+          classes_seen += l.c.classes.size() - std::exchange(l.last_count, l.c.classes.size());
           return;
         }
         item -= parts;
@@ -169,17 +168,7 @@ Classified classify_candidates(const Space& s, EnumerationResult& en, const Clas
 
   Classified out;
   out.parts_done = parts;
-  for (auto& l : locals) {
-    Classified part;
-    part.buckets = l.buckets;
-    part.shared_graphs = l.shared_graphs;
-    part.pairs = l.pairs;
-    part.passed = l.passed;
-    part.reduced = l.reduced;
-    part.vanished = l.vanished;
-    part.classes = std::move(l.classes);
-    merge_classified(out, std::move(part));
-  }
+  for (auto& l : locals) merge_classified(out, std::move(l.c));
   return out;
 }
 
