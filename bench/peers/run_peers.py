@@ -235,6 +235,11 @@ def run_entry(entry: dict, zoo_dir: str, args) -> dict:
         row["tools"][tool] = r
     if args.runs > 0 and written:
         row["timings"] = timings(src, written, entry, args.runs)
+    if not args.keep_files:
+        prefix = f"{entry['name']}."  # the tools' files and their external data, every name
+        for name in os.listdir(args.out):
+            if name.startswith(prefix):
+                os.remove(os.path.join(args.out, name))
     return row
 
 
@@ -263,6 +268,36 @@ def fmt(x, spec=".3f", none="-"):
     return none if x is None else format(x, spec)
 
 
+def family_summaries(rows: list[dict], tools: list[str]) -> dict:
+    """summarize() per model family."""
+    families = sorted({r.get("family") or "-" for r in rows})
+    return {f: summarize([r for r in rows if (r.get("family") or "-") == f], tools)
+            for f in families}
+
+
+def noise_band(t1: dict) -> float:
+    """The A/A control's band: at least 5% (this machine's spread over 20 runs)."""
+    aa = t1.get("aa")
+    return max(abs(aa - 1.0), 0.05) if aa else 0.05
+
+
+def versus_best_peer(row: dict, tools: list[str]) -> str:
+    """graphsub against the fastest peer on this model at 1 thread: faster, within the noise
+    band, or slower beyond it (with the peer)."""
+    t1 = row.get("timings", {}).get("ort_1", {})
+    sp = t1.get("speedup", {})
+    if "graphsub" not in sp:
+        return "-"
+    peers = {t: sp[t] for t in tools if t != "graphsub" and t in sp}
+    if not peers:
+        return "-"
+    best = max(peers, key=peers.get)
+    ratio = sp["graphsub"] / peers[best]
+    band = noise_band(t1)
+    word = "faster" if ratio > 1 + band else "slower" if ratio < 1 - band else "in noise"
+    return f"{word} ({ratio:.3f}x {best})"
+
+
 def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
     lines = ["| tool | models | written | failed | wrong outputs | ORT 1 thread | ORT all cores |"
              " OpenVINO |", "|---|---|---|---|---|---|---|---|"]
@@ -271,10 +306,19 @@ def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
         lines.append(f"| {t} | {s['models']} | {s['written']} | {s['failed']} | {s['mismatch']} | "
                      f"{fmt(s['geomean_ort_1'])}x | {fmt(s['geomean_ort_all'])}x | "
                      f"{fmt(s['geomean_openvino'])}x |")
+    families = family_summaries(rows, tools)
+    lines += ["", "Geometric means by model family, ORT 1 thread (models timed).", "",
+              "| family | models | " + " | ".join(tools) + " |",
+              "|---|---|" + "---|" * len(tools)]
+    for f, fs in families.items():
+        n = sum(1 for r in rows if (r.get("family") or "-") == f)
+        lines.append(f"| {f} | {n} | " + " | ".join(
+            f"{fmt(fs[t]['geomean_ort_1'])}x" for t in tools) + " |")
     lines += ["", "Per model: ORT speedup at 1 thread (nodes written; x: failed, "
-              "!: wrong outputs, -: does not apply).", "",
-              "| model | nodes | A/A | " + " | ".join(tools) + " |",
-              "|---|---|---|" + "---|" * len(tools)]
+              "!: wrong outputs, -: does not apply); graphsub against the fastest peer, "
+              "with the A/A band (at least 5%).", "",
+              "| model | nodes | A/A | " + " | ".join(tools) + " | graphsub vs best peer |",
+              "|---|---|---|" + "---|" * len(tools) + "---|"]
     for r in rows:
         t1 = r.get("timings", {}).get("ort_1", {})
         cells = []
@@ -289,19 +333,27 @@ def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
             else:
                 cells.append(f"{fmt(t1.get('speedup', {}).get(t))}x ({x['nodes']})")
         lines.append(f"| {r['name']} | {r['nodes']} | {fmt(t1.get('aa'))} | " + " | ".join(cells)
-                     + " |")
+                     + f" | {versus_best_peer(r, tools)} |")
     return "\n".join(lines) + "\n"
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("manifest", help="manifest.json of a zoo (bench/zoo/make_zoo.py)")
+    p.add_argument("manifest", nargs="+",
+                   help="manifest.json of a zoo (bench/zoo/make_zoo.py, "
+                        "bench/peers/builtin_zoo.py); several are measured as one sweep")
     p.add_argument("--out", required=True, help="folder for the tools' files and the results")
     p.add_argument("--graphsub", default=venv_command("graphsub"), help="graphsub command")
     p.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of tools")
     p.add_argument("--only", action="append", help="entry name glob (repeatable)")
     p.add_argument("--runs", type=int, default=20, help="timed runs per file (0: no timing)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per tool run")
+    p.add_argument("--fresh", action="store_true",
+                   help="measure every entry again (default: an entry whose row OUT/rows/ "
+                        "holds for the same file, tools and runs is kept)")
+    p.add_argument("--keep-files", action="store_true",
+                   help="keep the files the tools wrote (default: removed once measured; "
+                        "a full-size zoo times seven tools does not fit on most disks)")
     args = p.parse_args(argv)
     args.tools = [t for t in args.tools.split(",") if t]
     unknown = set(args.tools) - set(TOOLS)
@@ -310,25 +362,54 @@ def parse_args(argv=None):
     return args
 
 
+def row_path(out: str, entry: dict) -> str:
+    return os.path.join(out, "rows", f"{entry['name']}.json")
+
+
+def cached_row(out: str, entry: dict, args) -> dict | None:
+    """The row an earlier run kept for this entry, if it measured the same tools the same way
+    on the same file (a long sweep that stops resumes where it stopped)."""
+    try:
+        with open(row_path(out, entry)) as f:
+            row = json.load(f)
+    except (OSError, ValueError):
+        return None
+    same = (row.get("sha256") == entry.get("sha256") and row.get("runs") == args.runs
+            and sorted(row.get("tools", {})) == sorted(args.tools))
+    return row if same else None
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
-    manifest, zoo_dir = check_zoo.load_manifest(args.manifest, args.out)
-    entries = check_zoo.select([e for e in manifest["entries"] if e["status"] == "ok"],
-                               args.only)
+    work = []
+    for path in args.manifest:
+        manifest, zoo_dir = check_zoo.load_manifest(path, args.out)
+        entries = check_zoo.select([e for e in manifest["entries"] if e["status"] == "ok"],
+                                   args.only)
+        work += [(e, zoo_dir) for e in entries]
+    os.makedirs(os.path.join(args.out, "rows"), exist_ok=True)
     rows = []
-    for k, e in enumerate(entries):
-        print(f"[{k + 1}/{len(entries)}] {e['name']}", file=sys.stderr, flush=True)
-        rows.append(run_entry(e, zoo_dir, args))
+    for k, (e, zoo_dir) in enumerate(work):
+        row = None if args.fresh else cached_row(args.out, e, args)
+        print(f"[{k + 1}/{len(work)}] {e['name']}{' (kept from an earlier run)' if row else ''}",
+              file=sys.stderr, flush=True)
+        if row is None:
+            row = run_entry(e, zoo_dir, args)
+            row["sha256"], row["runs"] = e.get("sha256"), args.runs
+            check_zoo.write_atomic(row_path(args.out, e), json.dumps(row, indent=1))
+        rows.append(row)
     summary = summarize(rows, args.tools)
     import onnxruntime
 
-    result = {"manifest": os.path.abspath(args.manifest), "tools": args.tools,
+    result = {"manifests": [os.path.abspath(m) for m in args.manifest], "tools": args.tools,
               "runs": args.runs, "cores": os.cpu_count(),
               "versions": {"onnxruntime": onnxruntime.__version__},
-              "summary": summary, "results": rows}
+              "summary": summary, "families": family_summaries(rows, args.tools),
+              "results": rows}
+    text = markdown(rows, summary, args.tools)
     check_zoo.write_atomic(os.path.join(args.out, "peers.json"), json.dumps(result, indent=1))
-    check_zoo.write_atomic(os.path.join(args.out, "peers.md"), markdown(rows, summary, args.tools))
-    print(markdown(rows, summary, args.tools))
+    check_zoo.write_atomic(os.path.join(args.out, "peers.md"), text)
+    print(text)
     return 0
 
 

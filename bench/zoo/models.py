@@ -766,13 +766,14 @@ def timm_edgenext(size):
     return _timm("timm-edgenext", "edgenext_xx_small", "edgenext_small", size, image_full=256)
 
 
-def _tv(name, make_small, make_full, size, image_small=64, function_classes=None):
+def _tv(name, make_small, make_full, size, image_small=64, function_classes=None,
+        image_full=224):
     """A torchvision classifier with weights=None; small mode builds the class at small widths."""
 
     def make():
         return make_small() if size == "small" else make_full()
 
-    return _classifier_recipe(name, make, size, image_small, 224, function_classes)
+    return _classifier_recipe(name, make, size, image_small, image_full, function_classes)
 
 
 def tv_resnet(size):
@@ -951,6 +952,64 @@ def tv_maxvit(size):
     return _tv("tv-maxvit", small, full, size)
 
 
+def tv_googlenet(size):
+    import torchvision
+
+    # aux_logits off: torchvision's eval-mode forward returns only the main logits anyway.
+    return _tv("tv-googlenet",
+               lambda: torchvision.models.googlenet(num_classes=10, aux_logits=False,
+                                                    init_weights=True),
+               lambda: torchvision.models.googlenet(weights=None, aux_logits=False,
+                                                    init_weights=True), size)
+
+
+def tv_inception_v3(size):
+    import torchvision
+
+    # Inception v3 needs at least 75 pixels; its published size is 299.
+    def small():
+        return torchvision.models.inception_v3(num_classes=10, aux_logits=False,
+                                               init_weights=True)
+
+    def full():
+        return torchvision.models.inception_v3(weights=None, aux_logits=False, init_weights=True)
+
+    return _tv("tv-inception-v3", small, full, size, image_small=96, image_full=299)
+
+
+def tv_resnext(size):
+    def small():
+        from torchvision.models.resnet import Bottleneck, ResNet
+
+        return ResNet(Bottleneck, [1, 1, 1, 1], groups=4, width_per_group=8, num_classes=10)
+
+    def full():
+        import torchvision
+
+        return torchvision.models.resnext50_32x4d(weights=None)
+
+    return _tv("tv-resnext", small, full, size)
+
+
+def torch_transformer_encoder(size):
+    """torch's own nn.TransformerEncoder (post-norm, ReLU MLP) in its default sequence-first
+    layout, (sequence, batch, d_model), at static shapes: the TorchScript exporter bakes the
+    example's batch and sequence into nn.MultiheadAttention's reshapes, so a file with
+    symbolic dimensions would be wrong at any other size."""
+    import torch
+
+    d_model, heads, layers, ff, seq = (64, 4, 2, 128, 8) if size == "small" else (
+        512, 8, 6, 2048, 128)
+
+    def make():
+        layer = torch.nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.0)
+        # The fast path (nested tensors) is an inference kernel the exporters do not trace.
+        return torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).eval()
+
+    inputs = [Input("src", "float32", (seq, 1, d_model), {"kind": "normal"})]
+    return Recipe(_seeded("torch-transformer-encoder", make), inputs, [Output("output")], [])
+
+
 # ---------------------------------------------------------------------------------------
 # The list
 
@@ -986,6 +1045,8 @@ MODELS: list[ModelSpec] = [
     ModelSpec("hf-siglip-vision", "vision-transformer", "transformers", siglip_vision),
     ModelSpec("hf-whisper-encoder", "speech", "transformers", whisper_encoder),
     ModelSpec("hf-wav2vec2", "speech", "transformers", wav2vec2),
+    ModelSpec("torch-transformer-encoder", "transformers-encoder", "torch",
+              torch_transformer_encoder),
     ModelSpec("timm-resnet", "cnn-classifier", "timm", timm_resnet),
     ModelSpec("timm-efficientnet", "cnn-classifier", "timm", timm_efficientnet,
               "small: tinynet_e (an EfficientNet-B0 scaled by TinyNet's rule)"),
@@ -1009,6 +1070,9 @@ MODELS: list[ModelSpec] = [
     ModelSpec("tv-shufflenet", "cnn-classifier", "torchvision", tv_shufflenet),
     ModelSpec("tv-mnasnet", "cnn-classifier", "torchvision", tv_mnasnet),
     ModelSpec("tv-densenet", "cnn-classifier", "torchvision", tv_densenet),
+    ModelSpec("tv-googlenet", "cnn-classifier", "torchvision", tv_googlenet),
+    ModelSpec("tv-inception-v3", "cnn-classifier", "torchvision", tv_inception_v3),
+    ModelSpec("tv-resnext", "cnn-classifier", "torchvision", tv_resnext),
     ModelSpec("tv-vit", "vision-transformer", "torchvision", tv_vit),
     ModelSpec("tv-swin", "vision-transformer", "torchvision", tv_swin),
     ModelSpec("tv-maxvit", "vision-hybrid", "torchvision", tv_maxvit),

@@ -64,6 +64,47 @@ def test_every_tool_runs_is_checked_and_timed(tmp_path):
     assert result["summary"]["graphsub"]["written"] == 1
     assert result["summary"]["ort-transformers"]["models"] == 0
     assert "| tiny.ts | 4 |" in (out / "peers.md").read_text()
+    assert result["families"]["test"]["graphsub"]["written"] == 1
+    # The tools' files are removed once measured; the entry's row is kept for a resumed run.
+    assert not [n for n in os.listdir(out) if n.startswith("tiny.ts.")]
+    assert (out / "rows" / "tiny.ts.json").exists()
+
+
+def test_a_resumed_sweep_keeps_the_rows_it_has_and_measures_the_rest(tmp_path, capsys):
+    _tiny_zoo(str(tmp_path))
+    out = tmp_path / "out"
+    args = [str(tmp_path / "manifest.json"), "--out", str(out), "--runs", "0",
+            "--tools", "onnxoptimizer"]
+    assert run_peers.main(args) == 0
+    row = json.loads((out / "rows" / "tiny.ts.json").read_text())
+    row["tools"]["onnxoptimizer"]["seconds"] = -1.0  # a mark only a kept row carries
+    (out / "rows" / "tiny.ts.json").write_text(json.dumps(row))
+    capsys.readouterr()
+    assert run_peers.main(args) == 0
+    assert "kept from an earlier run" in capsys.readouterr().err
+    kept = json.loads((out / "peers.json").read_text())["results"][0]
+    assert kept["tools"]["onnxoptimizer"]["seconds"] == -1.0
+    # Other tools, or --fresh, measure again.
+    assert run_peers.main(args + ["--fresh"]) == 0
+    again = json.loads((out / "peers.json").read_text())["results"][0]
+    assert again["tools"]["onnxoptimizer"]["seconds"] > 0
+
+
+def test_graphsub_is_compared_with_the_fastest_peer_within_the_band():
+    def row(aa, **speedups):
+        return {"timings": {"ort_1": {"aa": aa, "speedup": speedups}}}
+
+    tools = ["graphsub", "onnxsim", "onnxslim"]
+    assert run_peers.versus_best_peer(row(1.0, graphsub=1.20, onnxsim=1.0, onnxslim=1.1),
+                                      tools) == "faster (1.091x onnxslim)"
+    assert run_peers.versus_best_peer(row(1.0, graphsub=1.12, onnxsim=1.0, onnxslim=1.1),
+                                      tools).startswith("in noise")
+    # An A/A control of 0.90 widens the band to 10%.
+    assert run_peers.versus_best_peer(row(0.90, graphsub=1.0, onnxsim=1.08),
+                                      tools).startswith("in noise")
+    assert run_peers.versus_best_peer(row(1.0, graphsub=0.9, onnxsim=1.0),
+                                      tools) == "slower (0.900x onnxsim)"
+    assert run_peers.versus_best_peer(row(1.0, onnxsim=1.0), tools) == "-"
 
 
 def test_a_failing_or_hanging_tool_is_a_result(tmp_path):
@@ -84,3 +125,17 @@ def test_wrong_outputs_are_found(tmp_path):
     r = run_peers.outputs_match(original, str(wrong_dir / "tiny.onnx"), entry)
     assert r["ok"] is False and r["max_abs"] > 0
     assert run_peers.outputs_match(original, original, entry)["ok"]
+
+
+def test_the_built_in_models_make_a_zoo_the_harness_reads(tmp_path):
+    import builtin_zoo
+
+    assert builtin_zoo.main(["--out", str(tmp_path), "--only", "squeezenet"]) == 0
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    (entry,) = manifest["entries"]
+    assert entry["name"] == "builtin-squeezenet" and entry["family"] == "builtin"
+    assert (tmp_path / entry["file"]).exists() and entry["dims"] == {}
+    feeds = run_peers.check_zoo.make_inputs(entry["inputs"], entry["dims"], entry["input_seed"], 0)
+    assert feeds and all(v.dtype == np.float32 and v.size > 0 for v in feeds.values())
+    r = run_peers.outputs_match(str(tmp_path / entry["file"]), str(tmp_path / entry["file"]), entry)
+    assert r["ok"], r
