@@ -236,10 +236,13 @@ def run_entry(entry: dict, zoo_dir: str, args) -> dict:
     if args.runs > 0 and written:
         row["timings"] = timings(src, written, entry, args.runs)
     if not args.keep_files:
-        prefix = f"{entry['name']}."  # the tools' files and their external data, every name
+        # Each tool's file and its external data, whatever a tool names it; never the
+        # original, which may lie in the same folder as <entry>.onnx.
+        prefixes = tuple(f"{entry['name']}.{tool}." for tool in args.tools)
         for name in os.listdir(args.out):
-            if name.startswith(prefix):
-                os.remove(os.path.join(args.out, name))
+            path = os.path.join(args.out, name)
+            if name.startswith(prefixes) and not os.path.samefile(path, src):
+                os.remove(path)
     return row
 
 

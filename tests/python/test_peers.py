@@ -90,6 +90,21 @@ def test_a_resumed_sweep_keeps_the_rows_it_has_and_measures_the_rest(tmp_path, c
     assert again["tools"]["onnxoptimizer"]["seconds"] > 0
 
 
+def test_removing_the_tools_files_never_removes_the_original(tmp_path):
+    # make_zoo names a file <entry>.onnx; the results may be written into the zoo's folder.
+    _tiny_zoo(str(tmp_path))
+    os.rename(tmp_path / "tiny.onnx", tmp_path / "tiny.ts.onnx")
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    manifest["entries"][0]["file"] = "tiny.ts.onnx"
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    assert run_peers.main([str(tmp_path / "manifest.json"), "--out", str(tmp_path), "--runs",
+                           "0", "--tools", "onnxoptimizer"]) == 0
+    assert (tmp_path / "tiny.ts.onnx").exists()
+    assert not (tmp_path / "tiny.ts.onnxoptimizer.onnx").exists()
+    assert json.loads((tmp_path / "peers.json").read_text())["results"][0]["tools"][
+        "onnxoptimizer"]["ok"]
+
+
 def test_graphsub_is_compared_with_the_fastest_peer_within_the_band():
     def row(aa, **speedups):
         return {"timings": {"ort_1": {"aa": aa, "speedup": speedups}}}
