@@ -160,6 +160,59 @@ TEST(ImportFolding, PyTorchShapeChainsGiveConstantParameters) {
   EXPECT_EQ(ops, (std::map<std::string, int>{{"reshape", 1}, {"slice", 1}}));
 }
 
+// Swin's shifted-window mask: ScatterND on a constant, and Pad, are evaluated at import.
+TEST(ImportFolding, ScatterNdAndPadFollowOnnx) {
+  HostConstant data = reals({3, 2}, {0, 0, 0, 0, 0, 0}), idx = ints({2, 1}, {2, -3}),
+               upd = reals({2, 2}, {5, 6, 7, 8});
+  HostConstant sc = fold1(node("ScatterND", 3), {&data, &idx, &upd});
+  EXPECT_EQ(sc.dims, (Shape{3, 2}));
+  EXPECT_EQ(sc.reals, (std::vector<double>{7, 8, 0, 0, 5, 6}));
+  HostConstant cell = ints({1, 2}, {1, 1}), one = reals({1}, {9});
+  EXPECT_EQ(fold1(node("ScatterND", 3), {&data, &cell, &one}).reals,
+            (std::vector<double>{0, 0, 0, 9, 0, 0}));
+  HostConstant far = ints({1, 1}, {3});
+  EXPECT_THROW(fold1(node("ScatterND", 3), {&data, &far, &one}), Error);
+  auto add = node("ScatterND", 3);
+  OnnxBuilder::attr(add, "reduction", std::string("add"));
+  EXPECT_FALSE(fold_node(add, {&data, &idx, &upd}, 18)) << "reductions are not evaluated";
+
+  HostConstant x = ints({2, 2}, {1, 2, 3, 4}), pads = ints({4}, {0, 1, 1, -1}),
+               value = ints({}, {-5});
+  HostConstant p = fold1(node("Pad", 3), {&x, &pads, &value});
+  EXPECT_EQ(p.dims, (Shape{3, 2}));
+  EXPECT_EQ(p.ints, (std::vector<int64_t>{-5, 1, -5, 3, -5, -5}));
+  HostConstant axes = ints({1}, {1}), two = ints({2}, {2, 0});
+  HostConstant q = fold1(node("Pad", 4), {&x, &two, nullptr, &axes}, 18);
+  EXPECT_EQ(q.dims, (Shape{2, 4}));
+  EXPECT_EQ(q.ints, (std::vector<int64_t>{0, 0, 1, 2, 0, 0, 3, 4}));
+}
+
+// x + 0, x - 0, x * 1 and x / 1 with constants, and Pads by 0, are removed at import (as
+// randomly initialized exports are full of them); a broadcast that widens x is kept.
+TEST(ImportFolding, NeutralConstantsAndZeroPadsAreRemoved) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.init_floats("zeros", {0, 0, 0, 0});
+  b.init_floats("ones", {1}, Shape{1, 1});
+  b.init_floats("wide", {0, 0}, Shape{2, 1, 1, 1});
+  b.init_floats("half", {0.5f, 0, 0, 0});
+  b.init_ints("nopad", {0, 0, 0, 0, 0, 0});
+  b.node("Add", {"zeros", "x"}, {"a"});
+  b.node("Sub", {"a", "zeros"}, {"s"});
+  b.node("Mul", {"s", "ones"}, {"m"});
+  b.node("Div", {"m", "ones"}, {"d"});
+  b.node("Pad", {"d", "nopad"}, {"p"});
+  b.node("Add", {"p", "half"}, {"kept"});  // not all zeros
+  b.node("Add", {"kept", "wide"}, {"y"});  // widens x to 4 dimensions
+  b.output("y", {2, 2, 3, 4});
+  ImportedModel m = import_onnx_bytes(b.bytes(), "");
+  EXPECT_EQ(m.summary.no_ops, 5);
+  std::map<std::string, int> ops;
+  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
+    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  EXPECT_EQ(ops, (std::map<std::string, int>{{"add", 2}}));
+}
+
 TEST(ImportFolding, SummaryGroupsOpaqueNodesByOpType) {
   OnnxBuilder b(13);
   auto* o = b.m.add_opset_import();

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <exception>
 #include <filesystem>
+#include <set>
 #include <thread>
 
 #include "core/error.h"
@@ -23,6 +25,38 @@ int default_guard_runs(double one_run_ms, size_t models) {
   return static_cast<int>(std::clamp(fit, double(kMinGuardRuns), double(kDefaultGuardRuns)));
 }
 
+std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
+                                          const std::map<std::string, int64_t>& dim_values,
+                                          const std::map<std::string, Shape>& input_shapes) {
+  // A batch by its name, else by leading every input it is in: a (seq, batch, d) layout leads
+  // with its sequence, which its mask or another input usually has at another axis.
+  std::set<std::string> leads, inner;
+  for (const OnnxValue& in : info.inputs)
+    for (size_t a = 0; a < in.dim_params.size(); ++a)
+      if (!in.dim_params[a].empty()) (a == 0 ? leads : inner).insert(in.dim_params[a]);
+  auto is_batch = [&](const std::string& name) {
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower.find("batch") != std::string::npos || lower == "n") return true;
+    return leads.contains(name) && !inner.contains(name);
+  };
+  std::map<std::string, int64_t> dims;
+  for (const OnnxValue& in : info.inputs) {
+    auto given = input_shapes.find(in.name);
+    for (size_t a = 0; a < in.dim_params.size(); ++a) {
+      const std::string& name = in.dim_params[a];
+      if (name.empty()) continue;
+      if (given != input_shapes.end() && a < given->second.size())
+        dims[name] = given->second[a];
+      else if (auto v = dim_values.find(name); v != dim_values.end())
+        dims.try_emplace(name, v->second);
+      else
+        dims.try_emplace(name, is_batch(name) ? 1 : kGuardDim);
+    }
+  }
+  return dims;
+}
+
 double time_probe(ort::Worker& worker) {
   auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
   worker.call({{"op", "unload"}, {"id", "probe"}});
@@ -33,11 +67,12 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
                             const std::vector<GuardCandidate>& candidates,
                             double original_predicted_ms, const std::string& original_path,
                             const std::string* model_bytes, const ExportOptions& eo, int runs,
-                            Reporter& rep) {
+                            const std::map<std::string, int64_t>& dims, Reporter& rep) {
   GuardStep step;
   ScratchDir dir;
   std::string original =
       original_path.empty() ? dir.write("original.onnx", *model_bytes) : original_path;
+  std::string cleaned = dir.file("cleaned.onnx");
   // The candidates are written on this process's threads while ONNX Runtime, in its own
   // process, loads the original: for a large model each takes seconds (NasNet-A, 154 MB:
   // about 1.7 s per file). The worker times nothing until they are written, so the probe's
@@ -45,13 +80,16 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
   std::vector<std::string> files;
   for (size_t i = 0; i < candidates.size(); ++i)
     files.push_back(dir.file(fmt::format("candidate{}.onnx", i)));
+  std::vector<const Graph*> graphs;
+  for (const GuardCandidate& c : candidates) graphs.push_back(c.graph);
+  graphs.push_back(&m.graph);
   std::exception_ptr export_error;
   std::jthread exporter([&] {  // joined on every way out of this function
     try {
       parallel_for(
-          files.size(), hardware_threads(),
+          graphs.size(), hardware_threads(),
           [&](size_t i, size_t) {
-            export_onnx_file(*candidates[i].graph, m.info.get(), files[i], eo);
+            export_onnx_file(*graphs[i], m.info.get(), i < files.size() ? files[i] : cleaned, eo);
           },
           [](size_t) {});
     } catch (...) {
@@ -60,22 +98,38 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
   });
   // The original must run in ONNX Runtime for a comparison to mean anything (a model with
   // operators of another runtime's domain may not); then the guard is skipped, and says so.
+  // At the guard's sizes first; a model that does not run there (a symbolic dimension tied
+  // to a weight's) is timed at the sizes it was imported and checked at.
+  std::map<std::string, int64_t> timed_dims = dims;
   std::string cannot_run;
-  try {
-    worker.call({{"op", "load"}, {"id", "probe"}, {"path", original}, {"threads", 1}});
-  } catch (const Error& e) {
-    cannot_run = e.what();
-  }
-  exporter.join();
-  if (export_error) std::rethrow_exception(export_error);
-  double probe_ms = 0;
-  if (cannot_run.empty()) {
+  auto probe = [&]() -> double {
+    cannot_run.clear();
     try {
-      probe_ms = time_probe(worker);
+      worker.call({{"op", "load"},
+                   {"id", "probe"},
+                   {"path", original},
+                   {"threads", 1},
+                   {"dims", timed_dims}});
     } catch (const Error& e) {
       cannot_run = e.what();
+      return 0;
     }
+    if (exporter.joinable()) exporter.join();
+    try {
+      return time_probe(worker);
+    } catch (const Error& e) {
+      cannot_run = e.what();
+      return 0;
+    }
+  };
+  double probe_ms = probe();
+  if (!cannot_run.empty() && !m.info->symbolic.empty()) {
+    timed_dims.clear();
+    for (const SymbolicDim& d : m.info->symbolic) timed_dims[d.name] = d.value;
+    probe_ms = probe();
   }
+  if (exporter.joinable()) exporter.join();
+  if (export_error) std::rethrow_exception(export_error);
   if (!cannot_run.empty()) {
     step.note =
         fmt::format("latency guard skipped: ONNX Runtime cannot run the original ({})", cannot_run);
@@ -86,9 +140,10 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
       "guard", 0, 0,
       fmt::format("timing the original and {} candidate(s) in ONNX Runtime", files.size()));
   ort::GuardOptions g;
-  g.runs = runs > 0 ? runs : default_guard_runs(probe_ms, files.size() + 2);
+  g.runs = runs > 0 ? runs : default_guard_runs(probe_ms, files.size() + 3);
+  g.dims = timed_dims;
   try {
-    step.result = ort::guard_latency(worker, original, files, g);
+    step.result = ort::guard_latency(worker, original, files, g, cleaned);
   } catch (const Error& e) {
     throw Error(fmt::format(
         "the optimized model does not run in ONNX Runtime ({}); nothing was written", e.what()));
@@ -97,6 +152,7 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
   for (size_t i = 0; i < candidates.size(); ++i)
     step.result->candidates[i].predicted_ms = candidates[i].predicted_ms;
   step.write_original = step.result->chosen < 0;
+  step.write_input = step.result->write_input;
   step.chosen = std::max(0, step.result->chosen);
   return step;
 }

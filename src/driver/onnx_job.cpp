@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <fstream>
 #include <optional>
+#include <sstream>
 
 #include "core/error.h"
 #include "driver/candidate_samples.h"
@@ -113,6 +115,7 @@ class OnnxJob {
     rp.onnx_ops_before = m_.summary.onnx_op_counts;
     rp.opaque = m_.summary.opaque;
     rp.removed = m_.summary.removed;
+    rp.no_ops = m_.summary.no_ops;
     rp.import_notes = m_.summary.notes;
     observer_.imported(m_);
   }
@@ -233,12 +236,15 @@ class OnnxJob {
     auto t = JobClock::now();
     std::vector<GuardCandidate> cands = {{&r.optimized, r.final_cost / 1e3}};
     for (const opt::RunnerUp& u : r.runners_up) cands.push_back({&u.graph, u.cost / 1e3});
-    GuardStep g = run_latency_guard(*target_.worker, m_, cands, r.initial_cost / 1e3, o_.input,
-                                    bytes_, export_options(), o_.guard_runs, rep_);
+    GuardStep g = run_latency_guard(
+        *target_.worker, m_, cands, r.initial_cost / 1e3, o_.input, bytes_, export_options(),
+        o_.guard_runs,
+        guard_dims(*m_.info, parse_dim_values(o_.dims), parse_input_shapes(o_.input_shapes)), rep_);
     report().seconds["guard"] = seconds_since(t);
     if (!g.note.empty()) report().import_notes.push_back(g.note);
     report().guard = g.result;
     written_ = g.write_original ? &m_.graph : cands[static_cast<size_t>(g.chosen)].graph;
+    if (g.write_input) keep_input();
     // A runner-up is written only after it passes the same checks as the search's choice
     // (checked here, not before timing: most runs write the search's choice, and checking
     // every runner-up doubled the guard's time); one that fails is not written, and said.
@@ -263,10 +269,43 @@ class OnnxJob {
     if (report().guard) observer_.guarded(*report().guard);
   }
 
+  // The guard timed the original as imported slower than the input: the input is written as
+  // given, where it can be (one self-contained file; no other opset asked for).
+  void keep_input() {
+    std::string why;
+    if (m_.info->source_files.size() > 1)
+      why = "its weights are in external data files";
+    else if (o_.opset != 0 && o_.opset != m_.info->opset())
+      why = fmt::format("--opset {} asks for another opset", o_.opset);
+    if (why.empty() && !bytes_) {
+      std::ifstream in(o_.input, std::ios::binary);
+      std::ostringstream all;
+      all << in.rdbuf();
+      if (!in) why = fmt::format("'{}' could not be read again", o_.input);
+      input_bytes_ = all.str();
+    } else if (why.empty()) {
+      input_bytes_ = *bytes_;
+    }
+    if (why.empty()) return;
+    input_bytes_.reset();
+    std::string note =
+        fmt::format("the input cannot be written as given ({}): the original as imported is", why);
+    rep_.warn(note);
+    report().import_notes.push_back(note);
+  }
+
   // --ort-contrib-ops: ONNX Runtime's com.microsoft operators in the model to write, kept
   // when they check equal and time faster there.
   void fuse_ort_operators() {
     if (!o_.ort_contrib_ops) return;
+    if (input_bytes_) {  // its fusions would be timed against a file slower than the input
+      report().contrib =
+          ContribStep{.verdict =
+                          "--ort-contrib-ops skipped: the input is written as given, the latency "
+                          "guard timed every rewrite of it slower"};
+      rep_.warn(report().contrib->verdict);
+      return;
+    }
     auto t = JobClock::now();
     ExportOptions inline_eo = export_options();
     inline_eo.external_data = false;
@@ -289,7 +328,7 @@ class OnnxJob {
       std::vector<int64_t> dims = {1};
       if (!m_.info->symbolic.empty()) dims.push_back(m_.info->symbolic[0].alt);
       report().contrib = run_ort_contrib_step(*target_.worker, bytes, c, dims, o_.guard_runs, rep_);
-      if (report().contrib->written) fused_ = std::move(bytes);
+      if (report().contrib->written) to_write_ = std::move(bytes);
     }
     report().seconds["contrib"] = seconds_since(t);
     observer_.contrib(*report().contrib);
@@ -299,13 +338,15 @@ class OnnxJob {
   void write() {
     auto t = JobClock::now();
     ExportOptions eo = export_options();
+    if (!to_write_ && input_bytes_) to_write_ = std::move(input_bytes_);
     if (o_.output.empty()) {
       out_.model_bytes =
-          fused_ ? std::move(*fused_) : export_onnx_bytes(*written_, m_.info.get(), eo);
+          to_write_ ? std::move(*to_write_) : export_onnx_bytes(*written_, m_.info.get(), eo);
       report().onnx_ops_after = onnx_node_counts(out_.model_bytes);
     } else {
-      report().onnx_ops_after = fused_ ? write_onnx_bytes(*fused_, m_.info.get(), o_.output, eo)
-                                       : export_onnx_file(*written_, m_.info.get(), o_.output, eo);
+      report().onnx_ops_after = to_write_
+                                    ? write_onnx_bytes(*to_write_, m_.info.get(), o_.output, eo)
+                                    : export_onnx_file(*written_, m_.info.get(), o_.output, eo);
     }
     report().seconds["export"] = seconds_since(t);
   }
@@ -322,8 +363,11 @@ class OnnxJob {
   ort::Target target_;
   bool guarded_ = false;
   std::unique_ptr<opt::CostModel> cost_;
-  const Graph* written_ = nullptr;    // the graph to write: the search's, a runner-up's, or m_'s
-  std::optional<std::string> fused_;  // the model with ONNX Runtime's operators, when written
+  const Graph* written_ = nullptr;  // the graph to write: the search's, a runner-up's, or m_'s
+  // The model to write as serialized bytes, when not *written_: with ONNX Runtime's
+  // operators, or the input as given (input_bytes_, moved here on writing).
+  std::optional<std::string> to_write_;
+  std::optional<std::string> input_bytes_;
 };
 
 }  // namespace

@@ -87,7 +87,10 @@ Json timings_json(const Report& r) {
                   {"control_ms", g.control.median_ms},
                   {"candidates", cands},
                   {"noise", g.noise},
-                  {"written", g.chosen < 0 ? "original" : "optimized"},
+                  {"written", g.write_input  ? "input"
+                              : g.chosen < 0 ? "original"
+                                             : "optimized"},
+                  {"cleaned_ms", g.cleaned ? g.cleaned->median_ms : 0.0},
                   {"written_candidate", g.chosen},
                   {"within_noise", g.within_noise},
                   {"speedup", g.speedup()},
@@ -133,6 +136,7 @@ std::string report_json(const Report& r) {
           {{"name", o.name}, {"op_type", o.op_type}, {"domain", o.domain}, {"reason", o.reason}});
     j["import"] = {{"opset", *r.opset},
                    {"removed_identity_dropout", r.removed},
+                   {"removed_no_ops", r.no_ops},
                    {"opaque", opaque},
                    {"notes", r.import_notes}};
     j["onnx_ops"] = {{"before", total(r.onnx_ops_before)},

@@ -5,6 +5,8 @@
 // proof is on the rewrite: a candidate is written only when it is measured faster than the
 // original beyond that noise; within the noise, or slower, the original is written.
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +18,8 @@ struct GuardOptions {
   int runs = 15;    // timed runs of each model (alternated; medians)
   int warmup = 2;   // untimed runs of each model first
   int threads = 1;  // intra-op threads; 1 by default: with more, this 2-core machine swings 25%
-  int64_t dim = 1;  // value of symbolic input dimensions
+  int64_t dim = 1;  // value of symbolic input dimensions not named in `dims`
+  std::map<std::string, int64_t> dims;  // values of symbolic input dimensions, by name
   // The noise band is never taken below this: on these shared 2-core machines ONNX Runtime's
   // A/A ratios over 20 runs spread from 0.97x to 1.06x, so a smaller difference is not a
   // measured one.
@@ -44,8 +47,15 @@ struct GuardResult {
   // The original is written because the candidate's time was within the noise band (not
   // measured slower): on another machine, or under other load, the verdict may differ.
   bool within_noise = false;
-  std::string verdict;     // one line: what is written and why
-  double speedup() const;  // original / written, medians
+  // The original as imported (cleaned: Identity removed, shape computations folded), timed
+  // beside the input file when given: what is written when no candidate is faster, unless it
+  // is itself slower than the input beyond the band. Cleaning is a rewrite too: on BERT it
+  // lets ONNX Runtime fuse SkipLayerNormalization, whose CPU kernel ran 0.93x at sequence 64.
+  std::optional<TimedModel> cleaned;
+  bool write_input = false;  // chosen < 0 and the cleaned original is slower: the input as given
+  bool cleaned_fastest = false;  // chosen < 0 because the cleaned original beat every candidate
+  std::string verdict;           // one line: what is written and why
+  double speedup() const;        // original / written, medians
 };
 
 // Times the models at `paths` alternated run by run: runs[i] are the times (ms) of paths[i].
@@ -64,10 +74,15 @@ using TimeModels = std::function<std::vector<std::vector<double>>(
 //    0.96x, were once written as "within noise").
 // Among candidates the search's choice stands within the band, so the same input and flags
 // write the same file unless the runtime clearly disagrees with the cost model.
+// `cleaned` (optional, "" for none): the original as imported, which replaces a candidate
+// slower than it beyond the band, and which is written when nothing else is, unless it is
+// slower than `original` beyond the band (then write_input: the input file as given).
 GuardResult guard_latency(const TimeModels& time, const std::string& original,
-                          const std::vector<std::string>& candidates, const GuardOptions& opts);
+                          const std::vector<std::string>& candidates, const GuardOptions& opts,
+                          const std::string& cleaned = "");
 // The same in ONNX Runtime, through the worker.
 GuardResult guard_latency(Worker& worker, const std::string& original,
-                          const std::vector<std::string>& candidates, const GuardOptions& opts);
+                          const std::vector<std::string>& candidates, const GuardOptions& opts,
+                          const std::string& cleaned = "");
 
 }  // namespace graphsub::ort

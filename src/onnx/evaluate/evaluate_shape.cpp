@@ -225,6 +225,86 @@ HostConstant NodeEvaluator::transpose() {
   return r;
 }
 
+// ScatterND without reduction: a copy of data with the slices that indices name replaced by
+// updates (torchvision's Swin builds its shifted-window mask so, from constants).
+HostConstant NodeEvaluator::scatter_nd() {
+  if (at_.s("reduction", "none") != "none") throw Unsupported{};
+  const HostConstant &x = need(0), &idx = need(1), &upd = need(2);
+  if (idx.real() || upd.elem_type != x.elem_type || idx.dims.empty()) throw Unsupported{};
+  int64_t rank = static_cast<int64_t>(x.dims.size()), k = idx.dims.back();
+  if (k < 1 || k > rank) fail(fmt::format("indices address {} of {} dimensions", k, rank));
+  Shape want(idx.dims.begin(), idx.dims.end() - 1);
+  want.insert(want.end(), x.dims.begin() + k, x.dims.end());
+  if (upd.dims != want)
+    fail(fmt::format("updates have shape {}, expected {}", shape_str(upd.dims), shape_str(want)));
+  HostConstant r = x;
+  int64_t slice = 1;
+  for (int64_t d = k; d < rank; ++d) slice *= x.dims[d];
+  auto st = strides_of(x.dims);
+  int64_t count = k ? idx.numel() / k : 0;
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t off = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t v = idx.ints[static_cast<size_t>(j * k + d)], len = x.dims[d];
+      if (v < -len || v >= len)
+        fail(fmt::format("index {} is out of range for dimension {} of size {}", v, d, len));
+      off += (v < 0 ? v + len : v) * st[d];
+    }
+    for (int64_t i = 0; i < slice; ++i) copy_elem(upd, j * slice + i, r, off + i);
+  }
+  return r;
+}
+
+// Pad in constant mode (pads as the attribute before opset 11, else inputs; axes from 18).
+HostConstant NodeEvaluator::pad() {
+  if (at_.s("mode", "constant") != "constant") throw Unsupported{};
+  const HostConstant& x = need(0);
+  int64_t rank = static_cast<int64_t>(x.dims.size());
+  std::vector<int64_t> given = opset_ < 11 ? at_.ints("pads", {}) : ints_of(1);
+  std::vector<int64_t> ax;
+  if (opset_ >= 18 && has(3)) {
+    ax = ints_of(3);
+  } else {
+    for (int64_t d = 0; d < rank; ++d) ax.push_back(d);
+  }
+  if (given.size() != 2 * ax.size()) fail("pads do not match the axes");
+  std::vector<int64_t> begin(static_cast<size_t>(rank), 0), end(static_cast<size_t>(rank), 0);
+  for (size_t i = 0; i < ax.size(); ++i) {
+    begin[static_cast<size_t>(axis(ax[i], rank))] = given[i];
+    end[static_cast<size_t>(axis(ax[i], rank))] = given[i + ax.size()];
+  }
+  double value = opset_ < 11 ? at_.f("value", 0) : 0;
+  if (opset_ >= 11 && has(2)) {
+    const HostConstant& v = need(2);
+    if (v.numel() != 1 || v.elem_type != x.elem_type) throw Unsupported{};
+    value = v.real() ? v.reals[0] : static_cast<double>(v.ints[0]);
+  }
+  Shape out = x.dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    out[d] += begin[d] + end[d];
+    if (out[d] < 0) fail(fmt::format("pads make dimension {} negative", d));
+  }
+  HostConstant r = make(x.elem_type, out);
+  if (r.real())
+    std::fill(r.reals.begin(), r.reals.end(), value);
+  else
+    std::fill(r.ints.begin(), r.ints.end(), static_cast<int64_t>(value));
+  auto out_st = strides_of(out);
+  std::vector<int64_t> idx(x.dims.size(), 0);
+  for (int64_t k = 0; k < x.numel(); ++k) {
+    int64_t off = 0;
+    bool inside = true;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t o = idx[d] + begin[d];
+      inside = inside && o >= 0 && o < out[d];
+      off += o * out_st[d];
+    }
+    if (inside) copy_elem(x, k, r, off);
+    next_index(idx, x.dims);
+  }
+  return r;
+}
+
 HostConstant NodeEvaluator::range() {
   const HostConstant &s = need(0), &l = need(1), &d = need(2);
   if (s.numel() != 1 || l.numel() != 1 || d.numel() != 1) fail("Range takes scalars");

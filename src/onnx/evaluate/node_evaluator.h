@@ -150,6 +150,8 @@ class NodeEvaluator {
   HostConstant gather();
   HostConstant slice();
   HostConstant transpose();
+  HostConstant scatter_nd();
+  HostConstant pad();
   HostConstant range();
   HostConstant constant_of_shape();
   HostConstant reduce();

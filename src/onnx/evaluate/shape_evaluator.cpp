@@ -46,6 +46,8 @@ std::vector<HostConstant> NodeEvaluator::run() {
   if (op == "Gather") return {gather()};
   if (op == "Slice") return {slice()};
   if (op == "Transpose") return {transpose()};
+  if (op == "ScatterND") return {scatter_nd()};
+  if (op == "Pad") return {pad()};
   if (op == "Range") return {range()};
   if (op == "ConstantOfShape") return {constant_of_shape()};
   if (op.rfind("Reduce", 0) == 0) return {reduce()};
@@ -78,6 +80,8 @@ bool foldable_op(const std::string& op) {
                                             "Gather",
                                             "Slice",
                                             "Transpose",
+                                            "ScatterND",
+                                            "Pad",
                                             "Range",
                                             "ConstantOfShape",
                                             "ReduceProd",

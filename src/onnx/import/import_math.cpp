@@ -1,6 +1,7 @@
 // Converters for element-wise arithmetic, activations, Gemm and MatMul.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -82,12 +83,32 @@ std::optional<TensorRef> gelu_input(ImportContext& c, TensorRef a, TensorRef b) 
   return std::nullopt;
 }
 
+// True when `k` is a constant of which every element is `value` and whose broadcast against
+// `x` leaves x's shape: then x + 0, x - 0, x * 1 and x / 1 are x, exactly (up to the sign of
+// a zero). Randomly initialized exports are full of such biases (torchvision and timm zero
+// their Linear biases: Swin 48 of 60 Adds, MaxViT 88 of 88); a trained model has few.
+bool neutral(ImportContext& c, TensorRef x, TensorRef k, float value) {
+  const auto* v = c.const_floats(k);
+  if (!v || v->empty() || std::any_of(v->begin(), v->end(), [&](float e) { return e != value; }))
+    return false;
+  const Shape &xs = c.shape(x), &ks = c.shape(k);
+  if (ks.size() > xs.size()) return false;
+  for (size_t i = 1; i <= ks.size(); ++i)
+    if (ks[ks.size() - i] != 1 && ks[ks.size() - i] != xs[xs.size() - i]) return false;
+  return true;
+}
+
 // Equal shapes use the generator's operators (ewadd, ewmul), which the rules rewrite; a
 // product with a 0-d scalar is smul; anything else broadcasts.
 template <int Kind>  // 0 Add, 1 Sub, 2 Mul, 3 Div
 std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
   TensorRef a = c.data(n, 0), b = c.data(n, 1);
   static const char* bcast[] = {"add", "sub", "mul", "div"};
+  const float unit = Kind < 2 ? 0.0f : 1.0f;
+  if (neutral(c, a, b, unit) || (Kind % 2 == 0 && neutral(c, b, a, unit))) {
+    ++c.summary.no_ops;
+    return {neutral(c, a, b, unit) ? a : b};
+  }
   if (Kind == 2 && c.shape(a) == c.shape(b))
     if (auto y = gated_activation(c, n, a, b)) return {*y};
   if (Kind == 2)
