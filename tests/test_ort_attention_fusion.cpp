@@ -235,8 +235,11 @@ TEST(OrtAttentionFusion, TheOptimizeJobReportsTheFusionAndWritesWhatItChose) {
                       .value("com.microsoft:Attention", nlohmann::json::object())
                       .value("after", 0);
   EXPECT_EQ(attention, written ? 1 : 0) << verdict;
-  EXPECT_NE(verdict.find(written ? "now needs ONNX Runtime" : "unfused model is written"),
-            std::string::npos)
+  // Not written, the file is the unfused model, or the input where the latency guard found
+  // no rewrite of it faster.
+  EXPECT_TRUE(written ? verdict.find("now needs ONNX Runtime") != std::string::npos
+                      : verdict.find("unfused model is written") != std::string::npos ||
+                            verdict.find("the input is written") != std::string::npos)
       << verdict;
   std::ifstream written_file(out, std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(written_file)), {});

@@ -1,12 +1,12 @@
 #pragma once
 // The ONNX job's last step before writing, for the ort target: the original file and the
 // search's few best distinct graphs are timed end to end in ONNX Runtime
-// (ort/latency_guard.h); the search's choice is written unless another candidate is faster
-// beyond the noise band, and a result slower than the original beyond the band is replaced by
-// the original as imported (cleaned: Identity/Dropout removed, shape computations folded),
-// itself timed: where it is slower than the input beyond the band, the input is written as
-// given. Symbolic dimensions are timed at sizes a model is run at (guard_dims), not at the
-// import's 2: BERT's cleaned file ran 1.00x at sequence 2 and 0.93x at 64.
+// (ort/latency_guard.h), and so is the original as imported (cleaned: Identity/Dropout and
+// no-ops removed, shape computations folded); what is written is the fastest of them beyond
+// the noise band, the search's choice among equals, and where none is faster than the input
+// beyond the band, the input as given. Symbolic dimensions are timed at sizes a model is run
+// at (guard_dims), not at the import's 2: BERT's cleaned file ran 1.00x at sequence 2 and
+// 0.93x at 64.
 #include <map>
 #include <optional>
 #include <string>

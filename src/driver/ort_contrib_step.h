@@ -24,9 +24,11 @@ struct ContribStep {
 
 // `model_bytes`: the model about to be written (weights inline); replaced by the fused model
 // when that is written. The check runs at each value of `dims` for the symbolic dimensions.
-// `guard_runs`: timed runs (0: not timed, -1: the guard's default).
+// `guard_runs`: timed runs (0: not timed, -1: the guard's default). `baseline`: the file the
+// fused one must beat ("" : the unfused model), the input itself where the guard found no
+// rewrite of it faster.
 ContribStep run_ort_contrib_step(ort::Worker& worker, std::string& model_bytes,
                                  const ort::CompareOptions& check, const std::vector<int64_t>& dims,
-                                 int guard_runs, Reporter& rep);
+                                 int guard_runs, Reporter& rep, const std::string& baseline = "");
 
 }  // namespace graphsub::driver
