@@ -30,10 +30,12 @@ Input: a zoo manifest (bench/zoo/make_zoo.py). Output: OUT/peers.json and OUT/pe
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -353,7 +355,7 @@ def parse_args(argv=None):
     p.add_argument("--timeout", type=float, default=600, help="seconds per tool run")
     p.add_argument("--fresh", action="store_true",
                    help="measure every entry again (default: an entry whose row OUT/rows/ "
-                        "holds for the same file, tools and runs is kept)")
+                        "holds for the same file, tools, tool versions and runs is kept)")
     p.add_argument("--keep-files", action="store_true",
                    help="keep the files the tools wrote (default: removed once measured; "
                         "a full-size zoo times seven tools does not fit on most disks)")
@@ -363,6 +365,34 @@ def parse_args(argv=None):
     if unknown:
         p.error(f"unknown tools {sorted(unknown)} (known: {', '.join(TOOLS)})")
     return args
+
+
+def tool_versions(args) -> dict:
+    """What measured a row: each peer's package version, and graphsub's command line by the
+    hash of the binary it runs (one version number spans many commits). A row measured by
+    other versions is measured again."""
+    from importlib import metadata
+
+    versions = {}
+    for package in ("onnxsim", "onnxslim", "onnxoptimizer", "onnxruntime", "openvino"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    binary = shutil.which(args.graphsub) or args.graphsub
+    if os.path.abspath(binary) == os.path.abspath(venv_command("graphsub")):
+        try:  # the venv's console script execs the binary inside the installed package
+            import graphsub
+
+            binary = os.path.join(os.path.dirname(graphsub.__file__), "bin", "graphsub")
+        except ImportError:
+            pass
+    try:
+        with open(binary, "rb") as f:
+            versions["graphsub"] = hashlib.sha256(f.read()).hexdigest()[:16]
+    except OSError:
+        versions["graphsub"] = None
+    return versions
 
 
 def row_path(out: str, entry: dict) -> str:
@@ -378,12 +408,14 @@ def cached_row(out: str, entry: dict, args) -> dict | None:
     except (OSError, ValueError):
         return None
     same = (row.get("sha256") == entry.get("sha256") and row.get("runs") == args.runs
-            and sorted(row.get("tools", {})) == sorted(args.tools))
+            and sorted(row.get("tools", {})) == sorted(args.tools)
+            and row.get("versions") == args.versions)
     return row if same else None
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    args.versions = tool_versions(args)
     work = []
     for path in args.manifest:
         manifest, zoo_dir = check_zoo.load_manifest(path, args.out)
@@ -398,7 +430,7 @@ def main(argv=None) -> int:
               file=sys.stderr, flush=True)
         if row is None:
             row = run_entry(e, zoo_dir, args)
-            row["sha256"], row["runs"] = e.get("sha256"), args.runs
+            row["sha256"], row["runs"], row["versions"] = e.get("sha256"), args.runs, args.versions
             check_zoo.write_atomic(row_path(args.out, e), json.dumps(row, indent=1))
         rows.append(row)
     summary = summarize(rows, args.tools)

@@ -84,6 +84,13 @@ def test_a_resumed_sweep_keeps_the_rows_it_has_and_measures_the_rest(tmp_path, c
     assert "kept from an earlier run" in capsys.readouterr().err
     kept = json.loads((out / "peers.json").read_text())["results"][0]
     assert kept["tools"]["onnxoptimizer"]["seconds"] == -1.0
+    # Another graphsub binary (or peer version) measures again: a row records what measured it.
+    assert kept["versions"]["graphsub"] and kept["versions"]["onnxruntime"]
+    row["versions"]["graphsub"] = "another build"
+    (out / "rows" / "tiny.ts.json").write_text(json.dumps(row))
+    capsys.readouterr()
+    assert run_peers.main(args) == 0
+    assert "kept from an earlier run" not in capsys.readouterr().err
     # Other tools, or --fresh, measure again.
     assert run_peers.main(args + ["--fresh"]) == 0
     again = json.loads((out / "peers.json").read_text())["results"][0]
