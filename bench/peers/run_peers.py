@@ -21,7 +21,10 @@ file a tool writes:
 - ONNX Runtime latency at graph optimizations "all", 1 intra-op thread: the original (twice,
   an A/A control) and every tool's file alternated run by run in rotated and reversed orders,
   medians; then the same with all of the machine's cores;
-- OpenVINO's CPU runtime, the original against each file, alternated the same way;
+- OpenVINO's CPU runtime (its defaults, 1 thread), the original against each file, alternated
+  the same way, and each file's outputs there against the original's in ONNX Runtime
+  (bfloat16's tolerance where OpenVINO computes in it): a speedup over an original that
+  OpenVINO computes wrongly is left out, and a file it computes wrongly is counted;
 - ONNX node count.
 
 Input: a zoo manifest (bench/zoo/make_zoo.py). Output: OUT/peers.json and OUT/peers.md.
@@ -178,18 +181,39 @@ def time_ort(paths: list[str], feeds: dict, threads: int, runs: int) -> list[flo
     return [float(np.median(m)) for m in ms]
 
 
-def time_openvino(paths: list[str], feeds: dict, runs: int) -> list[float | None]:
+def openvino_tolerance(core) -> float:
+    """OpenVINO's CPU plugin computes in bfloat16 by default where the CPU has it; its
+    outputs are then held to bfloat16's tolerance, else to float32's."""
+    hint = str(core.get_property("CPU", "INFERENCE_PRECISION_HINT"))
+    return check_zoo.FLOAT_TOLERANCE["bfloat16" if "bf" in hint else "float32"]
+
+
+def time_openvino(paths: list[str], feeds: dict, runs: int) -> tuple[list[float], list[dict]]:
+    """Medians in OpenVINO (its defaults, 1 thread), and each file's outputs there against
+    the original's in ONNX Runtime: a runtime that computes a file wrongly (an empty
+    output, say) is fast for no reason, and its time says nothing."""
     import openvino as ov
 
+    reference = check_zoo.run_session(check_zoo.ort_session(paths[0]), feeds)
     core = ov.Core()
-    models = []
+    tol = openvino_tolerance(core)
+    models, checks = [], []
     for p in paths:
         compiled = core.compile_model(p, "CPU", {"INFERENCE_NUM_THREADS": 1})
         names = [i.get_any_name() for i in compiled.inputs]
         request = compiled.create_infer_request()
         models.append((request, {n: feeds[n] for n in names if n in feeds}))
+        result = request.infer(models[-1][1])
+        got = {}
+        for port in compiled.outputs:
+            for name in port.get_names():
+                got[name] = np.asarray(result[port])
+        rows = check_zoo.compare_outputs(list(reference), list(reference.values()), got, tol, tol)
+        checks.append({"ok": all(r["ok"] for r in rows),
+                       "max_rel": max((r.get("max_rel", math.inf) for r in rows), default=None),
+                       "failures": [r for r in rows if not r["ok"]][:3]})
     ms = alternated(lambda i: models[i][0].infer(models[i][1]), len(paths), runs, 2)
-    return [float(np.median(m)) for m in ms]
+    return [float(np.median(m)) for m in ms], checks
 
 
 def timings(original: str, results: dict[str, str], entry: dict, runs: int) -> dict:
@@ -199,17 +223,28 @@ def timings(original: str, results: dict[str, str], entry: dict, runs: int) -> d
     paths = [original, original] + [results[n] for n in names]
     feeds = check_zoo.make_inputs(entry["inputs"], entry["dims"], entry["input_seed"], 0)
     out = {}
-    for label, timer in (("ort_1", lambda: time_ort(paths, feeds, 1, runs)),
-                         ("ort_all", lambda: time_ort(paths, feeds, os.cpu_count() or 1, runs)),
+    for label, timer in (("ort_1", lambda: (time_ort(paths, feeds, 1, runs), None)),
+                         ("ort_all", lambda: (time_ort(paths, feeds, os.cpu_count() or 1, runs),
+                                              None)),
                          ("openvino", lambda: time_openvino(paths, feeds, runs))):
         try:
-            med = timer()
+            med, checks = timer()
         except Exception as e:  # noqa: BLE001
             out[label] = {"error": f"{type(e).__name__}: {e}"[:500]}
             continue
         orig = (med[0] + med[1]) / 2
         out[label] = {"original_ms": orig, "aa": med[0] / med[1] if med[1] else None,
                       "speedup": {n: orig / m for n, m in zip(names, med[2:]) if m}}
+        if checks is not None:
+            # A speedup over an original the runtime computes wrongly is no speedup; a
+            # tool's file it computes wrongly is a wrong output, counted as such.
+            out[label]["outputs"] = {"original": checks[0],
+                                     **{n: c for n, c in zip(names, checks[2:])}}
+            if not checks[0]["ok"]:
+                out[label]["speedup"] = {}
+            else:
+                out[label]["speedup"] = {n: v for n, v in out[label]["speedup"].items()
+                                         if out[label]["outputs"][n]["ok"]}
     return out
 
 
@@ -262,11 +297,17 @@ def summarize(rows: list[dict], tools: list[str]) -> dict:
                 "written": sum(1 for x in applies if x.get("ok")),
                 "failed": sum(1 for x in applies if x.get("ok") is False),
                 "mismatch": sum(1 for x in applies if x.get("ok")
-                                and not x["outputs"]["ok"])}
+                                and not x["outputs"]["ok"]),
+                "openvino_wrong": sum(1 for r in rows if not openvino_check(r, t).get("ok", True))}
         for label in ("ort_1", "ort_all", "openvino"):
             sp = [r.get("timings", {}).get(label, {}).get("speedup", {}).get(t) for r in rows]
             s[t][f"geomean_{label}"] = geomean([x for x in sp if x])
     return s
+
+
+def openvino_check(row: dict, tool: str) -> dict:
+    """The file's outputs in OpenVINO against the original's in ONNX Runtime ({} if not run)."""
+    return (row.get("timings", {}).get("openvino", {}).get("outputs") or {}).get(tool) or {}
 
 
 def fmt(x, spec=".3f", none="-"):
@@ -304,13 +345,18 @@ def versus_best_peer(row: dict, tools: list[str]) -> str:
 
 
 def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
-    lines = ["| tool | models | written | failed | wrong outputs | ORT 1 thread | ORT all cores |"
-             " OpenVINO |", "|---|---|---|---|---|---|---|---|"]
+    lines = ["| tool | models | written | failed | wrong outputs | wrong in OpenVINO |"
+             " ORT 1 thread | ORT all cores | OpenVINO |", "|---|---|---|---|---|---|---|---|---|"]
     for t in tools:
         s = summary[t]
         lines.append(f"| {t} | {s['models']} | {s['written']} | {s['failed']} | {s['mismatch']} | "
+                     f"{s['openvino_wrong']} | "
                      f"{fmt(s['geomean_ort_1'])}x | {fmt(s['geomean_ort_all'])}x | "
                      f"{fmt(s['geomean_openvino'])}x |")
+    wrong = [r["name"] for r in rows if not openvino_check(r, "original").get("ok", True)]
+    if wrong:
+        lines += ["", "Originals that OpenVINO computes wrongly (outputs against ONNX Runtime's; "
+                  "their OpenVINO speedups are left out): " + ", ".join(wrong) + "."]
     families = family_summaries(rows, tools)
     lines += ["", "Geometric means by model family, ORT 1 thread (models timed).", "",
               "| family | models | " + " | ".join(tools) + " |",
@@ -336,7 +382,8 @@ def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
             elif not x["outputs"]["ok"]:
                 cells.append(f"! ({x['nodes']})")
             else:
-                cells.append(f"{fmt(t1.get('speedup', {}).get(t))}x ({x['nodes']})")
+                mark = "" if openvino_check(r, t).get("ok", True) else ", wrong in OpenVINO"
+                cells.append(f"{fmt(t1.get('speedup', {}).get(t))}x ({x['nodes']}{mark})")
         lines.append(f"| {r['name']} | {r['nodes']} | {fmt(t1.get('aa'))} | " + " | ".join(cells)
                      + f" | {versus_best_peer(r, tools)} |")
     return "\n".join(lines) + "\n"

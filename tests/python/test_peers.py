@@ -138,15 +138,35 @@ def test_a_failing_or_hanging_tool_is_a_result(tmp_path):
     assert hung["ok"] is False and "timed out" in hung["error"]
 
 
-def test_wrong_outputs_are_found(tmp_path):
+def _tiny_and_wrong(tmp_path):
+    """The tiny zoo's entry and model, and a copy whose weights are scaled: wrong outputs."""
     entry = _tiny_zoo(str(tmp_path))
-    original = str(tmp_path / "tiny.onnx")
     wrong_dir = tmp_path / "wrong"
     wrong_dir.mkdir()
     _tiny_zoo(str(wrong_dir), scale=1.5)
-    r = run_peers.outputs_match(original, str(wrong_dir / "tiny.onnx"), entry)
+    return entry, str(tmp_path / "tiny.onnx"), str(wrong_dir / "tiny.onnx")
+
+
+def test_wrong_outputs_are_found(tmp_path):
+    entry, original, wrong = _tiny_and_wrong(tmp_path)
+    r = run_peers.outputs_match(original, wrong, entry)
     assert r["ok"] is False and r["max_abs"] > 0
     assert run_peers.outputs_match(original, original, entry)["ok"]
+
+
+def test_a_file_openvino_computes_wrongly_is_counted_not_timed(tmp_path):
+    entry, original, wrong = _tiny_and_wrong(tmp_path)
+    t = run_peers.timings(original, {"same": original, "bad": wrong}, entry, 2)
+    ov = t["openvino"]
+    assert ov["outputs"]["original"]["ok"] and ov["outputs"]["same"]["ok"]
+    assert not ov["outputs"]["bad"]["ok"] and ov["outputs"]["bad"]["max_rel"] > 0.05
+    assert set(ov["speedup"]) == {"same"}  # the wrong file's time is no speedup
+    assert set(t["ort_1"]["speedup"]) == {"same", "bad"}  # ORT's outputs are judged elsewhere
+    row = {"name": "tiny.ts", "nodes": 4, "timings": t,
+           "tools": {"bad": {"ok": True, "nodes": 4, "outputs": {"ok": True}}}}
+    assert run_peers.summarize([row], ["bad"])["bad"]["openvino_wrong"] == 1
+    assert "wrong in OpenVINO" in run_peers.markdown([row], run_peers.summarize([row], ["bad"]),
+                                                     ["bad"])
 
 
 def test_the_built_in_models_make_a_zoo_the_harness_reads(tmp_path):
