@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <onnx/defs/schema.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <map>
@@ -10,8 +9,8 @@
 #include <set>
 
 #include "core/error.h"
-#include "onnx/format/isolated_call.h"
 #include "onnx/format/model_io.h"
+#include "onnx/format/shape_inference.h"
 #include "onnx/format/tensor_proto.h"
 
 namespace graphsub {
@@ -31,27 +30,14 @@ struct Dim {
 using Dims = std::vector<Dim>;
 
 // Shapes of every tensor shape inference could type, by name. Run in a child process
-// (onnx/format/isolated_call.h): the model may hold opaque nodes copied from an untrusted file.
+// (onnx/format/shape_inference.h): the model may hold opaque nodes copied from an untrusted file.
 // Where inference gives up on the model (an operator of a domain it has no schemas for, say), only
 // the declared inputs and outputs are typed, and ranks are propagated from them
 // (fill_unknown_ranks).
 std::map<std::string, Dims> inferred_shapes(const onnx::ModelProto& m, const std::string& label) {
   onnx::GraphProto types;
   try {
-    std::string typed = run_isolated(
-        [&] {
-          onnx::ModelProto copy = m;
-          onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                              /*data_prop=*/true);
-          onnx::shape_inference::InferShapes(copy, onnx::OpSchemaRegistry::Instance(), options);
-          onnx::GraphProto inferred;
-          *inferred.mutable_input() = copy.graph().input();
-          *inferred.mutable_value_info() = copy.graph().value_info();
-          *inferred.mutable_output() = copy.graph().output();
-          return inferred.SerializeAsString();
-        },
-        fmt::format("ONNX shape inference of {}", label), 120);
-    if (!types.ParseFromString(typed)) types.Clear();
+    types = infer_shapes_isolated(m, fmt::format("ONNX shape inference of {}", label), 120);
   } catch (const Error&) {
     types.Clear();
   }

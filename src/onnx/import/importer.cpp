@@ -5,17 +5,16 @@
 #include <onnx/common/version.h>
 #include <onnx/defs/schema.h>
 #include <onnx/inliner/inliner.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
 #include <queue>
 
 #include "core/error.h"
 #include "onnx/format/half_precision.h"
-#include "onnx/format/isolated_call.h"
 #include "onnx/format/model_io.h"
 #include "onnx/format/opaque_attrs.h"
 #include "onnx/format/operator_versions.h"
+#include "onnx/format/shape_inference.h"
 #include "onnx/format/tensor_proto.h"
 #include "onnx/import/import_context.h"
 #include "onnx/import/runtime_values.h"
@@ -407,23 +406,9 @@ void Importer::infer_onnx_shapes(const std::vector<int>& order) {
   for (int i : order) *gs.add_node() = gp_.node(i);
   *gs.mutable_output() = gp_.output();
   *gs.mutable_value_info() = gp_.value_info();
-  // In a child process: ONNX's inference can crash on malformed nodes (isolated_call.h).
-  const onnx::ISchemaRegistry* registry = onnx::OpSchemaRegistry::Instance();  // built here
-  std::string typed = run_isolated(
-      [&] {
-        onnx::ShapeInferenceOptions options(/*check_type=*/false, /*error_mode=*/0,
-                                            /*data_prop=*/true);
-        onnx::shape_inference::InferShapes(sm, registry, options);
-        GraphProto types;  // only what the parent reads back
-        *types.mutable_input() = sm.graph().input();
-        *types.mutable_value_info() = sm.graph().value_info();
-        *types.mutable_output() = sm.graph().output();
-        return types.SerializeAsString();
-      },
-      fmt::format("{}: ONNX shape inference", label_), 300);
-  GraphProto g_types;
-  if (!g_types.ParseFromString(typed))
-    throw Error(fmt::format("{}: ONNX shape inference returned unreadable results", label_));
+  // In a child process: ONNX's inference can crash on malformed nodes (shape_inference.h).
+  GraphProto g_types =
+      infer_shapes_isolated(sm, fmt::format("{}: ONNX shape inference", label_), 300);
   const GraphProto& g = g_types;
   auto record = [&](const onnx::ValueInfoProto& vi) {
     OnnxTensorInfo t = info_of(vi.type());
@@ -497,21 +482,13 @@ void Importer::infer_node_shapes(const NodeProto& n) {
   *gs.add_node() = n;
   for (const auto& out : n.output())
     if (!out.empty()) gs.add_output()->set_name(out);
-  const onnx::ISchemaRegistry* registry = onnx::OpSchemaRegistry::Instance();
-  std::string typed;
+  GraphProto g;
   try {
-    typed = run_isolated(
-        [&] {
-          onnx::ShapeInferenceOptions options(false, 0, true);
-          onnx::shape_inference::InferShapes(sm, registry, options);
-          return sm.graph().SerializeAsString();
-        },
-        fmt::format("{}: ONNX shape inference of {}", label_, ImportContext::label(n)), 60);
+    g = infer_shapes_isolated(
+        sm, fmt::format("{}: ONNX shape inference of {}", label_, ImportContext::label(n)), 60);
   } catch (const Error&) {
     return;  // the caller reports the unknown shape
   }
-  GraphProto g;
-  if (!g.ParseFromString(typed)) return;
   for (const auto& vi : g.output()) {
     OnnxTensorInfo t = info_of(vi.type());
     if (!t.shape) continue;
@@ -950,10 +927,12 @@ ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
 ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
                                 const ImportOptions& opts, Reporter& rep,
                                 const std::string& label) {
+  start_shape_inference();
   return import_model(bytes, base_dir, opts, rep, label, "");
 }
 
 ImportedModel import_onnx_file(const std::string& path, const ImportOptions& opts, Reporter& rep) {
+  start_shape_inference();  // before the file is read: the child shares none of it
   std::string bytes = read_binary_file(path, opts.max_file_bytes);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";

@@ -1,0 +1,119 @@
+// The isolated child that runs ONNX's shape inference (onnx/format/isolated_call.h): one
+// child for every call, a crash or a hang turned into an Error naming it, and a new child for
+// the call after.
+#include <gtest/gtest.h>
+#include <onnx/defs/schema.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <string>
+
+#include "core/error.h"
+#include "onnx/format/isolated_call.h"
+#include "onnx/format/shape_inference.h"
+
+namespace graphsub {
+namespace {
+
+std::string echo_pid(const std::string& request) {
+  if (request == "crash") std::raise(SIGSEGV);
+  if (request == "hang") sleep(600);
+  if (request == "throw") throw Error("the attribute is broken");
+  if (request.size() > 1000) return request + request;  // large requests and replies
+  return std::to_string(getpid()) + ":" + request;
+}
+
+std::string call(IsolatedServer& s, const std::string& request, unsigned timeout_s = 60) {
+  return s.call(request, "test call", timeout_s);
+}
+
+TEST(IsolatedServer, OneChildServesEveryCall) {
+  IsolatedServer s(echo_pid);
+  EXPECT_EQ(s.child(), -1);  // forked on first use
+  std::string a = call(s, "a");
+  pid_t child = s.child();
+  ASSERT_GT(child, 0);
+  EXPECT_NE(child, getpid());
+  EXPECT_EQ(a, std::to_string(child) + ":a");
+  EXPECT_EQ(call(s, "b"), std::to_string(child) + ":b");
+  EXPECT_EQ(s.child(), child);
+}
+
+TEST(IsolatedServer, LargeRequestsAndRepliesArriveWhole) {
+  IsolatedServer s(echo_pid);
+  std::string big(3 << 20, 'x');
+  big[12345] = 'y';
+  std::string reply = call(s, big);
+  EXPECT_EQ(reply, big + big);
+}
+
+TEST(IsolatedServer, ACrashIsAnErrorAndTheNextCallGetsANewChild) {
+  IsolatedServer s(echo_pid);
+  call(s, "a");
+  pid_t first = s.child();
+  try {
+    call(s, "crash");
+    FAIL() << "a crash in the child must be an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("test call crashed"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(s.child(), -1);
+  std::string b = call(s, "b");
+  EXPECT_GT(s.child(), 0);
+  EXPECT_NE(s.child(), first);
+  EXPECT_EQ(b, std::to_string(s.child()) + ":b");
+}
+
+TEST(IsolatedServer, AHandlerErrorCarriesItsMessageAndKeepsTheChild) {
+  IsolatedServer s(echo_pid);
+  call(s, "a");
+  pid_t child = s.child();
+  try {
+    call(s, "throw");
+    FAIL() << "the handler's exception must reach the caller";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "test call: the attribute is broken");
+  }
+  EXPECT_EQ(s.child(), child);
+  EXPECT_EQ(call(s, "c"), std::to_string(child) + ":c");
+}
+
+TEST(IsolatedServer, AHangIsKilledAtTheTimeout) {
+  IsolatedServer s(echo_pid);
+  try {
+    call(s, "hang", 1);
+    FAIL() << "a hang must end in an Error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "test call did not finish within 1 s");
+  }
+  EXPECT_EQ(s.child(), -1);
+  EXPECT_NE(call(s, "d").find(":d"), std::string::npos);
+}
+
+TEST(ShapeInferenceService, InfersShapesInTheChild) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(17);
+  auto* g = m.mutable_graph();
+  auto* in = g->add_input();
+  in->set_name("x");
+  auto* tt = in->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  tt->mutable_shape()->add_dim()->set_dim_value(2);
+  tt->mutable_shape()->add_dim()->set_dim_value(3);
+  auto* n = g->add_node();
+  n->set_op_type("Transpose");
+  n->add_input("x");
+  n->add_output("y");
+  g->add_output()->set_name("y");
+  onnx::GraphProto types = infer_shapes_isolated(m, "tiny", 60);
+  ASSERT_EQ(types.output_size(), 1);
+  const auto& shape = types.output(0).type().tensor_type().shape();
+  ASSERT_EQ(shape.dim_size(), 2);
+  EXPECT_EQ(shape.dim(0).dim_value(), 3);
+  EXPECT_EQ(shape.dim(1).dim_value(), 2);
+  EXPECT_EQ(types.node_size(), 0);
+}
+
+}  // namespace
+}  // namespace graphsub
