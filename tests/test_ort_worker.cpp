@@ -209,6 +209,26 @@ TEST(LatencyGuard, KeepsTheSearchsChoiceUnlessAnotherIsFasterBeyondNoise) {
   EXPECT_GE(r.noise, o.min_noise);
 }
 
+// Candidates that are the same file (finalists the export writes alike, or the cleaned
+// original) are loaded and timed once: their times are one measurement, copied.
+TEST(LatencyGuard, IdenticalCandidateFilesAreTimedOnce) {
+  std::string dir = scratch_dir("ort_guard");
+  std::string fast = chain_model(dir, "fast", 0), slow = chain_model(dir, "slow", 40);
+  std::string copy = dir + "/slow_copy.onnx";
+  std::filesystem::copy_file(slow, copy, std::filesystem::copy_options::overwrite_existing);
+  ort::GuardOptions o;
+  o.runs = 4;
+  auto r = ort::guard_latency(shared_worker(), fast, {slow, copy}, o, copy);
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_EQ(r.candidates[0].ms, r.candidates[1].ms);  // one measurement
+  EXPECT_EQ(r.cleaned->ms, r.candidates[0].ms);
+  EXPECT_EQ(r.candidates[1].path, copy);
+  // The original and its control are always loaded apart: two measurements.
+  EXPECT_NE(r.original.ms, r.control.ms);
+  auto d = ort::guard_latency(shared_worker(), fast, {slow, fast}, o);
+  EXPECT_NE(d.candidates[0].ms, d.candidates[1].ms);  // different files, timed apart
+}
+
 // A timer that returns fixed runs per path, so the guard's choice is tested without timing.
 ort::TimeModels fake_timer(std::map<std::string, std::vector<double>> runs) {
   return [runs](const std::vector<std::string>& paths, const ort::GuardOptions&) {
