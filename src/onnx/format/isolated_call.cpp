@@ -132,17 +132,18 @@ void IsolatedServer::start_locked() {
   fd_ = fds[0];
 }
 
-void IsolatedServer::stop_locked(bool kill_child) {
-  if (pid_ <= 0) return;
+int IsolatedServer::stop_locked(bool kill_child) {
+  int st = 0;
+  if (pid_ <= 0) return st;
   close(fd_);  // the child sees end of file and exits
   if (owner_ == getpid()) {
     if (kill_child) kill(pid_, SIGKILL);
-    int st = 0;
     while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
     }
   }
   pid_ = -1;
   fd_ = -1;
+  return st;
 }
 
 std::string IsolatedServer::call(const std::string& request, const std::string& what,
@@ -168,14 +169,7 @@ std::string IsolatedServer::call(const std::string& request, const std::string& 
   }
   // The child is gone or stuck: reap it (killed if stuck) and say why; the next call forks a
   // new one.
-  pid_t pid = pid_;
-  close(fd_);
-  if (timed_out) kill(pid, SIGKILL);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  pid_ = -1;
-  fd_ = -1;
+  int st = stop_locked(timed_out);
   if (timed_out) throw Error(fmt::format("{} did not finish within {} s", what, timeout_s));
   if (WIFSIGNALED(st))
     throw Error(fmt::format("{} crashed ({}); the model is probably malformed", what,

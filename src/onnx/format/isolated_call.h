@@ -36,7 +36,7 @@ class IsolatedServer {
 
  private:
   void start_locked();
-  void stop_locked(bool kill_child);
+  int stop_locked(bool kill_child);  // the child's wait status (0 when none ran)
   Handler handler_;
   mutable std::mutex mu_;
   pid_t pid_ = -1;
