@@ -213,6 +213,27 @@ TEST(ImportFolding, NeutralConstantsAndZeroPadsAreRemoved) {
   EXPECT_EQ(ops, (std::map<std::string, int>{{"add", 2}}));
 }
 
+// A Cast to the type its input has is removed (torch's rotary embeddings write 138 in
+// ModernBERT); a Cast to another type is kept, as an opaque node.
+TEST(ImportFolding, CastsToTheirOwnTypeAreRemovedAndOthersKept) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3});
+  OnnxBuilder::attr(b.node("Cast", {"x"}, {"same"}), "to", int64_t{TensorProto::FLOAT});
+  OnnxBuilder::attr(b.node("Cast", {"same"}, {"wide"}), "to", int64_t{TensorProto::DOUBLE});
+  OnnxBuilder::attr(b.node("Cast", {"wide"}, {"back"}), "to", int64_t{TensorProto::FLOAT});
+  b.node("Relu", {"back"}, {"y"});
+  b.output("y", {2, 3});
+  ImportedModel m = import_onnx_bytes(b.bytes(), "");
+  EXPECT_EQ(m.summary.no_ops, 1);
+  std::map<std::string, int> ops;
+  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
+    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  EXPECT_EQ(ops.size(), 2u);  // relu and the opaque Casts
+  EXPECT_EQ(ops["relu"], 1);
+  ASSERT_EQ(m.summary.opaque.size(), 2u);
+  EXPECT_EQ(m.summary.opaque[0].op_type, "Cast");
+}
+
 TEST(ImportFolding, SummaryGroupsOpaqueNodesByOpType) {
   OnnxBuilder b(13);
   auto* o = b.m.add_opset_import();

@@ -47,8 +47,10 @@ void OnnxJobPrinter::imported(const ImportedModel& m) {
   if (s.removed)
     fmt::print("  removed {} Identity/Dropout node{}\n", s.removed, s.removed == 1 ? "" : "s");
   if (s.no_ops)
-    fmt::print("  removed {} no-op node{} (x + 0, x * 1 with constants, pads by 0)\n", s.no_ops,
-               s.no_ops == 1 ? "" : "s");
+    fmt::print(
+        "  removed {} no-op node{} (x + 0, x * 1 with constants, pads by 0, casts to their own "
+        "type)\n",
+        s.no_ops, s.no_ops == 1 ? "" : "s");
   if (s.opaque.empty()) {
     fmt::print("  opaque nodes: none (every operator has graphsub semantics)\n");
   } else {

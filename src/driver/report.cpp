@@ -95,6 +95,16 @@ Json timings_json(const Report& r) {
                   {"within_noise", g.within_noise},
                   {"speedup", g.speedup()},
                   {"verdict", g.verdict}};
+    if (const auto& c = g.confirmation)
+      t["guard"]["confirmation"] = {{"rewrite", c->challenger},
+                                    {"first_speedup", c->first_speedup},
+                                    {"first_noise", c->first_noise},
+                                    {"original_ms", c->original.median_ms},
+                                    {"control_ms", c->control.median_ms},
+                                    {"rewrite_ms", c->rewrite.median_ms},
+                                    {"speedup", c->speedup},
+                                    {"noise", c->noise},
+                                    {"confirmed", c->confirmed}};
   }
   if (r.contrib) {
     // Whether the fused file was written can depend on its timing: here, not beside the sites.

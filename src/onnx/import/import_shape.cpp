@@ -1,6 +1,6 @@
 // Converters for operators that move data without arithmetic (Concat, Split, Slice, Reshape,
 // Flatten, Transpose, Squeeze, Unsqueeze, Pad), for Constant and Shape (which become weights)
-// and for Identity and Dropout (which are removed).
+// and for Identity, Dropout and Casts to their own type (which are removed).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -276,6 +276,19 @@ std::vector<TensorRef> identity(ImportContext& c, const NodeProto& n) {
   return {c.input(n, 0)};
 }
 
+// A Cast to the type its input already has is the identity, exactly (NaNs included; saturate
+// only concerns float8 targets). torch writes them around rotary embeddings (`q.float()` on a
+// float32 tensor): ModernBERT's export has 138, which cost a kernel each and, between two
+// Transposes, keep ONNX Runtime from merging them. Any other Cast has no graphsub semantics.
+std::vector<TensorRef> cast(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  auto known = c.onnx_types.find(n.input(0));
+  int64_t from = known == c.onnx_types.end() ? 0 : known->second.elem_type;
+  if (from == 0 || at.i("to", 0) != from) throw Decline{"no graphsub semantics for this operator"};
+  ++c.summary.no_ops;
+  return {c.input(n, 0)};
+}
+
 std::vector<TensorRef> dropout(ImportContext& c, const NodeProto& n) {
   if (n.output_size() > 1 && !n.output(1).empty()) throw Decline{"Dropout's mask output is used"};
   if (c.has_input(n, 2)) {
@@ -338,6 +351,7 @@ void add_shape_converters(std::map<std::string, Converter>& t) {
   t["Pad"] = pad;
   t["Identity"] = identity;
   t["Dropout"] = dropout;
+  t["Cast"] = cast;
   t["Constant"] = constant;
   t["Shape"] = shape_of;
 }
