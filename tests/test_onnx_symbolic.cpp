@@ -4,11 +4,12 @@
 // Runtime: test_onnx_torchvision.cpp and the zoo (tests/python/test_zoo_small.py).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
 
 #include "core/error.h"
-#include "onnx/onnx_model.h"
 #include "onnx/format/tensor_proto.h"
+#include "onnx/onnx_model.h"
 #include "ops/op_def.h"
 #include "test_onnx_support.h"
 
@@ -170,6 +171,49 @@ TEST(OnnxSymbolic, AGraphThatFixedTheBatchIsRefusedWithTheNodeNamed) {
   EXPECT_TRUE(f.info->symbolic.empty());
   EXPECT_TRUE(f.summary.opaque.empty());
   EXPECT_NO_THROW(export_onnx_bytes(f.graph, f.info.get()));
+}
+
+}  // namespace
+}  // namespace graphsub
+
+namespace graphsub {
+namespace {
+
+// SigLIP's tanh GELU, x + 0.044715 x^3, on a symbolic batch: a proved rule rewrites
+// a + b*a into a * (b + 1) with a ones tensor of a's shape, at the imported batch of 2,
+// which holds at that batch only. The job then writes the input as given, and says why,
+// instead of failing (it refused hf-siglip-vision whole).
+TEST(OnnxSymbolic, ARewriteValidAtTheImportedValueOnlyWritesTheInput) {
+  testing::OnnxBuilder b(17);
+  b.input("x", {2, 16, 64});
+  b.init_floats("k", {0.044715f}, Shape{});
+  b.init_floats("c", {0.7978845f}, Shape{});
+  b.node("Mul", {"x", "x"}, {"x2"});
+  b.node("Mul", {"x", "x2"}, {"x3"});
+  b.node("Mul", {"k", "x3"}, {"kx3"});
+  b.node("Add", {"x", "kx3"}, {"s"});
+  b.node("Mul", {"c", "s"}, {"cs"});
+  b.node("Tanh", {"cs"}, {"y"});
+  b.output("y", {2, 16, 64});
+  for (auto* v : {b.g().mutable_input(0), b.g().mutable_output(0)})
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param(
+        "batch");
+  std::string dir = testing::scratch_dir("symbolic_bake");
+  std::string model = dir + "/gelu_tanh.onnx", out = dir + "/out.onnx", log;
+  {
+    std::ofstream f(model, std::ios::binary);
+    f << b.bytes();
+  }
+  ASSERT_EQ(
+      testing::run_command(fmt::format("{} optimize {} -o {} --target onednn {}",
+                                       testing::graphsub_bin(), model, out, testing::kSmallSearch),
+                           &log),
+      0)
+      << log;
+  std::ifstream in(out, std::ios::binary);
+  std::string written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(log.find("does not hold at batch=5"), std::string::npos) << log;
+  EXPECT_EQ(written, b.bytes()) << log;  // the input, byte for byte
 }
 
 }  // namespace

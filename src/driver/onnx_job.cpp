@@ -185,9 +185,22 @@ class OnnxJob {
       const SymbolicDim& d = m_.info->symbolic[p];
       std::string at = fmt::format("{}={}", d.name, d.alt);
       auto t = JobClock::now();
-      ResultCheck alt =
-          check_equivalent(m_.alt_graphs[p], instantiate_symbolic(result().optimized, *m_.info, p),
-                           check_options(), rep_);
+      Graph instantiated;
+      try {
+        instantiated = instantiate_symbolic(result().optimized, *m_.info, p);
+      } catch (const Error& e) {
+        // A rewrite baked the imported value into a weight's shape (SigLIP's GELU: a
+        // constant [2,196,3072] at batch 2). The search's graphs are valid at that value
+        // only; the input, which is valid at every value, is written as given.
+        std::string why = fmt::format(
+            "the optimized graph does not hold at {} ({}); the input is written as given", at,
+            e.what());
+        rep_.warn(why);
+        report().import_notes.push_back(why);
+        input_only_ = true;
+        return true;
+      }
+      ResultCheck alt = check_equivalent(m_.alt_graphs[p], instantiated, check_options(), rep_);
       report().seconds["check " + at] = seconds_since(t);
       observer_.checked(alt, m_.alt_graphs[p], report().seconds["check " + at], at);
       bool ok = alt.ok;
@@ -232,6 +245,11 @@ class OnnxJob {
   // The ort target: the original and the search's few best graphs timed end to end; the one
   // written is the fastest beyond the noise band, the original when none is.
   void choose_by_latency() {
+    if (input_only_) {
+      written_ = &m_.graph;
+      keep_input();
+      return;
+    }
     if (!guarded_) return;
     const opt::OptimizeResult& r = result();
     auto t = JobClock::now();
@@ -368,6 +386,8 @@ class OnnxJob {
   ort::Target target_;
   bool guarded_ = false;
   std::unique_ptr<opt::CostModel> cost_;
+  // The search's result holds at the imported value of a symbolic dimension only: the input.
+  bool input_only_ = false;
   const Graph* written_ = nullptr;  // the graph to write: the search's, a runner-up's, or m_'s
   // The model to write as serialized bytes, when not *written_: with ONNX Runtime's
   // operators, or the input as given (input_bytes_, moved here on writing).
