@@ -465,6 +465,30 @@ double price_of(opt::CostModel& m, const Graph& g, const std::string& op, int nt
   return 0;
 }
 
+// Phi (2.0 GB) with six files loaded in ONNX Runtime was killed for memory on 24 GB: the
+// guard times what fits, runners-up left out first, then the cleaned original, and nothing
+// where the input, its control and the search's choice do not fit.
+TEST(LatencyGuard, TimesOnlyWhatAvailableMemoryHolds) {
+  const uintmax_t gb = 1000 * 1000 * 1000;
+  // 2 GB files: each session costs about 4 GB; 24 GB available gives an 18 GB budget.
+  auto all = driver::fit_guard_in_memory(1 * gb, {gb, gb, gb}, gb, 24 * gb);
+  EXPECT_TRUE(all.fits);
+  EXPECT_EQ(all.candidates, 3u);
+  EXPECT_TRUE(all.cleaned);
+  auto some = driver::fit_guard_in_memory(2 * gb, {2 * gb, 2 * gb, 2 * gb}, 2 * gb, 24 * gb);
+  EXPECT_TRUE(some.fits);
+  EXPECT_EQ(some.candidates, 1u);  // 4 files x 4 GB = 16 GB <= 18 GB
+  EXPECT_TRUE(some.cleaned);
+  auto bare = driver::fit_guard_in_memory(2 * gb, {2 * gb, 2 * gb}, 2 * gb, 17 * gb);
+  EXPECT_TRUE(bare.fits);
+  EXPECT_EQ(bare.candidates, 1u);
+  EXPECT_FALSE(bare.cleaned);  // 3 files x 4 GB = 12 GB <= 12.75 GB; 4 files do not fit
+  auto none = driver::fit_guard_in_memory(2 * gb, {2 * gb}, 2 * gb, 12 * gb);
+  EXPECT_FALSE(none.fits);
+  EXPECT_EQ(none.candidates, 0u);
+  EXPECT_NEAR(none.needed_bytes, 12.0 * gb, 1.0);
+}
+
 // The guard times a sequence at 64, not at the import's 2, where BERT's cleaned file and its
 // input ran alike (1.00x) and were 0.93x apart at 64.
 TEST(LatencyGuard, TimesSymbolicDimensionsAtSizesModelsRunAt) {

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <exception>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <thread>
 
@@ -56,6 +57,56 @@ std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
   }
   return dims;
 }
+
+GuardFit fit_guard_in_memory(uintmax_t original_bytes, const std::vector<uintmax_t>& candidates,
+                             uintmax_t cleaned_bytes, uintmax_t available_bytes) {
+  GuardFit fit;
+  double budget = kGuardMemoryShare * static_cast<double>(available_bytes);
+  auto need = [&](size_t n, bool cleaned) {
+    double b = 2.0 * static_cast<double>(original_bytes);
+    for (size_t i = 0; i < n && i < candidates.size(); ++i) b += static_cast<double>(candidates[i]);
+    if (cleaned) b += static_cast<double>(cleaned_bytes);
+    return kSessionBytesPerFileByte * b;
+  };
+  fit.needed_bytes = need(1, false);
+  for (bool cleaned : {true, false})
+    for (size_t n = candidates.size(); n >= 1; --n)
+      if (need(n, cleaned) <= budget) {
+        fit.candidates = n;
+        fit.cleaned = cleaned;
+        return fit;
+      }
+  fit.fits = false;
+  fit.candidates = 0;
+  fit.cleaned = false;
+  return fit;
+}
+
+namespace {
+
+// MemAvailable from /proc/meminfo, in bytes; 0 where it cannot be read (then no limit).
+uintmax_t available_memory() {
+  std::ifstream f("/proc/meminfo");
+  std::string key;
+  uintmax_t kb = 0;
+  std::string unit;
+  while (f >> key >> kb >> unit)
+    if (key == "MemAvailable:") return kb * 1024;
+  return 0;
+}
+
+// A model file's bytes with its external data (OUT.onnx.data), 0 where it is missing.
+uintmax_t model_bytes_on_disk(const std::string& path) {
+  uintmax_t total = 0;
+  for (const std::string& p : {path, path + ".data"}) {
+    std::error_code ec;
+    uintmax_t n = std::filesystem::file_size(p, ec);
+    if (!ec) total += n;
+  }
+  return total;
+}
+
+}  // namespace
 
 double time_probe(ort::Worker& worker) {
   auto t = worker.call({{"op", "time"}, {"ids", {"probe"}}, {"runs", 1}, {"warmup", 1}});
@@ -136,6 +187,34 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
     rep.warn(step.note);
     return step;
   }
+  if (uintmax_t available = available_memory()) {
+    std::vector<uintmax_t> sizes;
+    for (const std::string& f : files) sizes.push_back(model_bytes_on_disk(f));
+    GuardFit fit = fit_guard_in_memory(model_bytes_on_disk(original), sizes,
+                                       model_bytes_on_disk(cleaned), available);
+    if (!fit.fits) {
+      // The burden of proof is on the rewrite: untimed, nothing but the input is written.
+      step.note = fmt::format(
+          "latency guard skipped: timing the input, its control and the optimized model in "
+          "ONNX Runtime needs about {:.1f} GB, and {:.1f} GB is available (the guard uses at "
+          "most {:.0f}%): the input is written as given",
+          fit.needed_bytes / 1e9, static_cast<double>(available) / 1e9, 100 * kGuardMemoryShare);
+      rep.warn(step.note);
+      step.write_original = true;
+      step.write_input = true;
+      return step;
+    }
+    if (fit.candidates < files.size() || !fit.cleaned) {
+      step.note = fmt::format(
+          "latency guard: {} of {} candidate(s){} timed, as many as {:.1f} GB of available "
+          "memory holds in ONNX Runtime",
+          fit.candidates, files.size(), fit.cleaned ? " and the cleaned original" : "",
+          static_cast<double>(available) / 1e9);
+      rep.warn(step.note);
+      files.resize(fit.candidates);
+      if (!fit.cleaned) cleaned.clear();
+    }
+  }
   rep.progress(
       "guard", 0, 0,
       fmt::format("timing the original and {} candidate(s) in ONNX Runtime", files.size()));
@@ -149,9 +228,11 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
         "the optimized model does not run in ONNX Runtime ({}); nothing was written", e.what()));
   }
   step.result->original.predicted_ms = original_predicted_ms;
-  for (size_t i = 0; i < candidates.size(); ++i)
+  for (size_t i = 0; i < step.result->candidates.size(); ++i)
     step.result->candidates[i].predicted_ms = candidates[i].predicted_ms;
   step.write_original = step.result->chosen < 0;
+  // Without the cleaned original timed, nothing untimed is written: the input as given.
+  if (cleaned.empty() && step.write_original) step.result->write_input = true;
   step.write_input = step.result->write_input;
   step.chosen = std::max(0, step.result->chosen);
   return step;

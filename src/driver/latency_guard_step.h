@@ -7,6 +7,7 @@
 // beyond the band, the input as given. Symbolic dimensions are timed at sizes a model is run
 // at (guard_dims), not at the import's 2: BERT's cleaned file ran 1.00x at sequence 2 and
 // 0.93x at 64.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -47,6 +48,24 @@ inline constexpr int64_t kGuardDim = 64;
 std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
                                           const std::map<std::string, int64_t>& dim_values,
                                           const std::map<std::string, Shape>& input_shapes);
+
+// What the worker can hold at once. ONNX Runtime keeps a session's weights and, at level
+// all, prepacked copies of its MatMul and Conv weights: about kSessionBytesPerFileByte bytes
+// per byte of the file. The input and its control, the candidates (the search's choice
+// first) and the cleaned original must fit in kGuardMemoryShare of the available memory;
+// runners-up are left out first, then the cleaned original; where the input, its control and
+// the search's choice do not fit, nothing is timed (fits false). Hugging Face Phi (2.0 GB)
+// with six files loaded was killed for memory on a 24 GB machine.
+inline constexpr double kSessionBytesPerFileByte = 2.0;
+inline constexpr double kGuardMemoryShare = 0.75;
+struct GuardFit {
+  bool fits = true;
+  size_t candidates = 0;    // how many of the candidates are timed (a prefix)
+  bool cleaned = true;      // whether the cleaned original is timed
+  double needed_bytes = 0;  // what the smallest set (input twice, the search's choice) needs
+};
+GuardFit fit_guard_in_memory(uintmax_t original_bytes, const std::vector<uintmax_t>& candidates,
+                             uintmax_t cleaned_bytes, uintmax_t available_bytes);
 
 // `original_path`: the input file, or "" with the model in `model_bytes`. `candidates`: the
 // search's choice first, then its runners-up, cheapest predicted first. `runs` <= 0: the
