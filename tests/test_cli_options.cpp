@@ -232,7 +232,14 @@ TEST(CliOptions, OnnxModelsTargetOnnxRuntimeAndTheGuardTimesTheWrittenModel) {
   EXPECT_EQ(j["options"]["target"], "ort");
   EXPECT_EQ(j["cost"]["model"], "ort");
   const auto& g = j["timings"]["guard"];
-  EXPECT_EQ(g["runs"], 5);
+  // 5 runs asked: all of them, or the first 3 where no file gained in them (racing).
+  int runs = g["runs"];
+  EXPECT_TRUE(runs == 5 || runs == 3) << runs;
+  if (runs == 3) {
+    EXPECT_NE(g["verdict"].get<std::string>().find("so the other 2 were not run"),
+              std::string::npos)
+        << g["verdict"];
+  }
   EXPECT_GT(g["original_ms"].get<double>(), 0.0);
   EXPECT_GT(g["control_ms"].get<double>(), 0.0);
   // The conv model has one rewrite, so one candidate at most besides the search's choice.

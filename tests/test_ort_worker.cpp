@@ -196,7 +196,9 @@ TEST(LatencyGuard, NeverChoosesACandidateFarSlowerThanTheOriginal) {
   EXPECT_EQ(r.chosen, -1) << r.verdict;
   EXPECT_NE(r.verdict.find("written back"), std::string::npos) << r.verdict;
   EXPECT_DOUBLE_EQ(r.speedup(), 1.0);
-  EXPECT_EQ(r.control.ms.size(), 5u);
+  // Nothing gained in the first 3 runs: the other 2 are not run.
+  EXPECT_EQ(r.control.ms.size(), 3u);
+  EXPECT_NE(r.verdict.find("slower"), std::string::npos) << r.verdict;
 }
 
 TEST(LatencyGuard, KeepsTheSearchsChoiceUnlessAnotherIsFasterBeyondNoise) {
@@ -207,6 +209,7 @@ TEST(LatencyGuard, KeepsTheSearchsChoiceUnlessAnotherIsFasterBeyondNoise) {
   auto r = ort::guard_latency(shared_worker(), slow, {slow, fast}, o);
   EXPECT_EQ(r.chosen, 1) << r.verdict;  // the second candidate is far faster
   EXPECT_GT(r.speedup(), 2.0);
+  EXPECT_EQ(r.candidates[1].ms.size(), 5u);  // it gained in the first half: it ran on
   EXPECT_GE(r.noise, o.min_noise);
 }
 
@@ -416,6 +419,73 @@ TEST(LatencyGuard, AGainInsideTheBandIsWrittenWhenASecondTimingConfirmsIt) {
   EXPECT_FALSE(off.confirmation.has_value());
 }
 
+// Racing: after the first half of the runs, a model that gained no more than 1% there is not
+// timed on; where nothing gained, the second half is not run at all.
+TEST(LatencyGuard, ModelsWithoutAGainInTheFirstHalfAreNotTimedOn) {
+  ort::GuardOptions six;
+  six.runs = 6;
+  EXPECT_EQ(ort::first_half_runs(6), 3);
+  EXPECT_EQ(ort::first_half_runs(5), 3);
+  EXPECT_EQ(ort::first_half_runs(4), 4);
+  EXPECT_EQ(ort::first_half_runs(15), 7);
+  std::vector<std::vector<std::string>> asked;
+  auto recording = [&](ort::TimeModels inner) -> ort::TimeModels {
+    return [&asked, inner](const std::vector<std::string>& paths, const ort::GuardOptions& o) {
+      asked.push_back(paths);
+      EXPECT_EQ(o.runs, 3);
+      return inner(paths, o);
+    };
+  };
+  // Nothing gains: one call, three runs each, and the input is written.
+  auto flat = ort::guard_latency(recording(fake_timer({{"orig", {10, 10, 10}},
+                                                       {"c0", {10.05, 10, 10}},
+                                                       {"c1", {10.2, 10.2, 10.2}},
+                                                       {"clean", {9.95, 9.95, 9.95}}})),
+                                 "orig", {"c0", "c1"}, six, "clean");
+  EXPECT_EQ(asked.size(), 1u);
+  EXPECT_EQ(flat.chosen, -1);
+  EXPECT_TRUE(flat.write_input);
+  EXPECT_EQ(flat.original.ms.size(), 3u);
+  EXPECT_NE(flat.verdict.find("median of 3 alternated runs: no model gained over 1%"),
+            std::string::npos)
+      << flat.verdict;
+  // The runner-up gains 20%: it runs on with the input, its control and the search's choice;
+  // the cleaned original (no gain) is cut, keeps its first runs, and cannot be written.
+  asked.clear();
+  auto racing = ort::guard_latency(
+      recording(
+          timings_in_turn({{{"orig", {10, 10, 10}},
+                            {"c0", {10, 10, 10}},
+                            {"c1", {8, 8, 8}},
+                            {"clean", {10, 10, 10}}},
+                           {{"orig", {10, 10, 10}}, {"c0", {10, 10, 10}}, {"c1", {8, 8, 8}}}})),
+      "orig", {"c0", "c1"}, six, "clean");
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked[1], (std::vector<std::string>{"orig", "orig", "c0", "c1"}));
+  EXPECT_EQ(racing.chosen, 1) << racing.verdict;
+  EXPECT_EQ(racing.candidates[1].ms.size(), 6u);
+  EXPECT_FALSE(racing.candidates[0].cut);
+  ASSERT_TRUE(racing.cleaned.has_value());
+  EXPECT_TRUE(racing.cleaned->cut);
+  EXPECT_EQ(racing.cleaned->ms.size(), 3u);
+  // A model cut after the first half is never written, even where the second half's
+  // original ran slower (here 12 ms): the cleaned original had shown no gain.
+  asked.clear();
+  auto late = ort::guard_latency(
+      recording(timings_in_turn(
+          {{{"orig", {10, 10, 10}}, {"c0", {9.5, 9.5, 9.5}}, {"clean", {10, 10, 10}}},
+           {{"orig", {12, 12, 12}}, {"c0", {9.5, 9.5, 9.5}}}})),
+      "orig", {"c0"}, six, "clean");
+  EXPECT_FALSE(late.cleaned_fastest) << late.verdict;
+  EXPECT_EQ(late.chosen, 0) << late.verdict;
+  // Switched off, every model runs every run in one call.
+  six.cut_gain = -1;
+  auto all = ort::guard_latency(
+      fake_timer({{"orig", {10, 10, 10, 10, 10, 10}}, {"c0", {10, 10, 10, 10, 10, 10}}}), "orig",
+      {"c0"}, six);
+  EXPECT_EQ(all.original.ms.size(), 6u);
+}
+
 TEST(LatencyGuard, AWideAaBandWidensTheNoise) {
   // The original timed twice differs by 20%: a 10% faster candidate is inside that band.
   std::map<std::string, std::vector<double>> runs = {{"c0", {9, 9, 9}}};
@@ -487,6 +557,17 @@ TEST(LatencyGuard, TimesOnlyWhatAvailableMemoryHolds) {
   EXPECT_FALSE(none.fits);
   EXPECT_EQ(none.candidates, 0u);
   EXPECT_NEAR(none.needed_bytes, 12.0 * gb, 1.0);
+}
+
+// A model too slow to time every file 5 times in about 12 s times fewer runners-up, the
+// search's choice always (Whisper's encoder, 0.5 s a run, took 21 s to guard).
+TEST(LatencyGuard, ASlowModelTimesFewerRunnersUp) {
+  EXPECT_EQ(driver::guard_candidates_in_time(50, 3, 3), 3u);    // 48 files would fit
+  EXPECT_EQ(driver::guard_candidates_in_time(400, 3, 3), 3u);   // 6 fit: all
+  EXPECT_EQ(driver::guard_candidates_in_time(490, 3, 3), 1u);   // 4 fit: the choice alone
+  EXPECT_EQ(driver::guard_candidates_in_time(490, 3, 2), 2u);   // no cleaned original
+  EXPECT_EQ(driver::guard_candidates_in_time(5000, 3, 3), 1u);  // never none
+  EXPECT_EQ(driver::default_guard_runs(490, 4), 6);             // the four files left: 6 runs fit
 }
 
 // The guard times a sequence at 64, not at the import's 2, where BERT's cleaned file and its

@@ -105,11 +105,13 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
                                  "fewer, down to 5, where "
                                  "that would take more than about 12 s)",
                                  driver::kDefaultGuardRuns)),
-      cmd.add_option("--guard-candidates", o.guard_candidates,
-                     fmt::format("--target ort: distinct graphs the guard times, the search's best "
-                                 "and its runners-up; the fastest beyond the noise band is written "
-                                 "(default {})",
-                                 driver::kDefaultGuardCandidates)),
+      cmd.add_option(
+          "--guard-candidates", o.guard_candidates,
+          fmt::format("--target ort: distinct graphs the guard times, the search's best "
+                      "and its runners-up; the fastest beyond the noise band is written "
+                      "(default {}; with the default runs, fewer runners-up where 5 runs "
+                      "of each file would take more than about 12 s)",
+                      driver::kDefaultGuardCandidates)),
       cmd.add_flag("--ort-contrib-ops", o.ort_contrib_ops,
                    "--target ort: write ONNX Runtime's fused com.microsoft operators (multi-head "
                    "attention) where its optimizer misses them, when they check equal and time "

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <exception>
 #include <filesystem>
 #include <fstream>
@@ -19,11 +20,20 @@ namespace graphsub::driver {
 // The default number of timed runs: kDefaultGuardRuns, fewer for a slow model so that the
 // timing takes about kGuardSeconds (VGG-19 runs 1.3 s a time: 5 models x 15 runs would take
 // 100 s), never fewer than kMinGuardRuns.
+constexpr double kOneWarmupMs = 100;
+
+constexpr double kGuardSeconds = 12;
+constexpr int kMinGuardRuns = 5;
+
 int default_guard_runs(double one_run_ms, size_t models) {
-  constexpr double kGuardSeconds = 12;
-  constexpr int kMinGuardRuns = 5;
   double fit = kGuardSeconds * 1e3 / (std::max(one_run_ms, 1e-3) * static_cast<double>(models));
   return static_cast<int>(std::clamp(fit, double(kMinGuardRuns), double(kDefaultGuardRuns)));
+}
+
+size_t guard_candidates_in_time(double one_run_ms, size_t candidates, size_t others) {
+  double models = kGuardSeconds * 1e3 / (std::max(one_run_ms, 1e-3) * kMinGuardRuns);
+  double room = std::floor(models) - static_cast<double>(others);
+  return static_cast<size_t>(std::clamp(room, 1.0, static_cast<double>(candidates)));
 }
 
 std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
@@ -215,12 +225,29 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
       if (!fit.cleaned) cleaned.clear();
     }
   }
+  if (runs <= 0) {
+    size_t others = cleaned.empty() ? 2 : 3;
+    size_t n = guard_candidates_in_time(probe_ms, files.size(), others);
+    if (n < files.size()) {
+      std::string why = fmt::format(
+          "latency guard: {} of {} candidate(s) timed: one run takes {:.0f} ms, and {} runs of "
+          "each file would take more than about {:.0f} s",
+          n, files.size(), probe_ms, kMinGuardRuns, kGuardSeconds);
+      step.note = step.note.empty() ? why : step.note + "; " + why;
+      rep.warn(why);
+      files.resize(n);
+    }
+  }
   rep.progress(
       "guard", 0, 0,
       fmt::format("timing the original and {} candidate(s) in ONNX Runtime", files.size()));
   ort::GuardOptions g;
   g.runs = runs > 0 ? runs : default_guard_runs(probe_ms, files.size() + 3);
   g.dims = timed_dims;
+  // A run of a slow model is its own warm-up: the first run makes the arena's allocations,
+  // and past 100 ms a second untimed run costs more than it steadies (Whisper's encoder, 0.5 s
+  // a run, six files).
+  if (probe_ms > kOneWarmupMs) g.warmup = 1;
   try {
     step.result = ort::guard_latency(worker, original, files, g, cleaned);
   } catch (const Error& e) {

@@ -24,7 +24,7 @@ struct GuardStep {
   bool write_original = false;
   bool write_input = false;  // with write_original: the input as given, not as imported
   int chosen = 0;            // index into the candidates given (when write_original is false)
-  std::string note;          // why the guard did not run ("" when it did)
+  std::string note;          // why the guard did not run, or timed fewer files ("" when neither)
 };
 
 // A graph the guard may write, with the cost model's price of it.
@@ -36,6 +36,12 @@ struct GuardCandidate {
 // The guard's timed runs by default: kDefaultGuardRuns, fewer for a slow model so that timing
 // `models` models takes about 12 s, never fewer than 5.
 int default_guard_runs(double one_run_ms, size_t models);
+
+// How many of `candidates` (the search's choice, then its runners-up) the default guard times
+// beside `others` files (the input, its control, the cleaned original): all, unless even 5
+// runs of each would take more than about 12 s; then runners-up are left out, the search's
+// choice never. Whisper's encoder, 0.5 s a run: the choice alone.
+size_t guard_candidates_in_time(double one_run_ms, size_t candidates, size_t others);
 
 // One timed run (after one warm-up) of the model the worker has loaded as "probe", in ms; the
 // model is unloaded after. What default_guard_runs() scales by.

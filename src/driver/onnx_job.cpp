@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -200,7 +201,12 @@ class OnnxJob {
         input_only_ = true;
         return true;
       }
-      ResultCheck alt = check_equivalent(m_.alt_graphs[p], instantiated, check_options(), rep_);
+      // One random input set: the values were checked at the import's shapes; here what can
+      // differ is a rewrite that holds at those shapes only, which one set shows as surely as
+      // three (Whisper's encoder at batch 5: 14.8 s for three sets).
+      CheckOptions once = check_options();
+      once.runs = std::min(once.runs, 1);
+      ResultCheck alt = check_equivalent(m_.alt_graphs[p], instantiated, once, rep_);
       report().seconds["check " + at] = seconds_since(t);
       observer_.checked(alt, m_.alt_graphs[p], report().seconds["check " + at], at);
       bool ok = alt.ok;

@@ -78,7 +78,8 @@ Json timings_json(const Report& r) {
     const auto& g = *r.guard;
     Json cands = Json::array();
     for (const auto& c : g.candidates)
-      cands.push_back({{"predicted_ms", c.predicted_ms}, {"measured_ms", c.median_ms}});
+      cands.push_back(
+          {{"predicted_ms", c.predicted_ms}, {"measured_ms", c.median_ms}, {"runs", c.ms.size()}});
     t["guard"] = {{"runtime", g.runtime},
                   {"runs", g.original.ms.size()},
                   {"original_ms", g.original_ms},
@@ -91,6 +92,7 @@ Json timings_json(const Report& r) {
                               : g.chosen < 0 ? "original"
                                              : "optimized"},
                   {"cleaned_ms", g.cleaned ? g.cleaned->median_ms : 0.0},
+                  {"cleaned_runs", g.cleaned ? g.cleaned->ms.size() : 0},
                   {"written_candidate", g.chosen},
                   {"within_noise", g.within_noise},
                   {"speedup", g.speedup()},

@@ -47,6 +47,16 @@ std::string confirmation_text(const GuardResult& r) {
       c.confirmed ? "confirmed: it is written" : "not confirmed");
 }
 
+// How many runs the verdict rests on: all of them, or the first half where nothing gained.
+std::string runs_text(const GuardResult& r, const GuardOptions& opts) {
+  size_t n = r.original.ms.size();
+  if (n >= static_cast<size_t>(opts.runs)) return fmt::format("median of {} alternated runs", n);
+  return fmt::format(
+      "median of {} alternated runs: no model gained over {:.0f}% in them, so the other {} were "
+      "not run",
+      n, 100 * opts.cut_gain, static_cast<size_t>(opts.runs) - n);
+}
+
 std::string verdict(const GuardResult& r, const GuardOptions& opts) {
   if (r.confirmation && r.confirmation->confirmed) {
     const GuardConfirmation& c = *r.confirmation;
@@ -67,11 +77,11 @@ std::string verdict(const GuardResult& r, const GuardOptions& opts) {
     if (r.within_noise)
       return fmt::format(
           "the optimized model is not measured faster in {} ({:.3f} ms against {:.3f} ms, "
-          "within the noise band of {:.1f}%, median of {} alternated runs): the original is "
-          "written back (a rewrite is written only when measured faster; within the band the "
-          "verdict may differ on another machine){}{}",
-          r.runtime, best.median_ms, r.original_ms, 100 * r.noise, opts.runs, cleaned_verdict(r),
-          confirmation_text(r));
+          "within the noise band of {:.1f}%, {}): the original is written back (a rewrite is "
+          "written only when measured faster; within the band the verdict may differ on "
+          "another machine){}{}",
+          r.runtime, best.median_ms, r.original_ms, 100 * r.noise, runs_text(r, opts),
+          cleaned_verdict(r), confirmation_text(r));
     return fmt::format(
         "the optimized model is slower in {} ({:.3f} ms against {:.3f} ms, beyond the noise band "
         "of {:.1f}%): the original is written back{}{}",
@@ -223,13 +233,14 @@ void confirm_small_gain(const TimeModels& time, const std::string& original, con
   auto gains = [&](const TimedModel& t) {
     return slower_beyond(orig, t, first_band, opts.min_noise_ms);
   };
+  const TimedModel* cleaned = r.cleaned && !r.cleaned->cut ? &*r.cleaned : nullptr;
   const TimedModel* best = nullptr;
   std::string which;
-  if (gains(cand) && !(r.cleaned && slower_beyond(cand, *r.cleaned, r.noise, opts.min_noise_ms))) {
+  if (gains(cand) && !(cleaned && slower_beyond(cand, *cleaned, r.noise, opts.min_noise_ms))) {
     best = &cand;
     which = fmt::format("candidate {}", picked + 1);
-  } else if (r.cleaned && gains(*r.cleaned)) {
-    best = &*r.cleaned;
+  } else if (cleaned && gains(*cleaned)) {
+    best = cleaned;
     which = "cleaned";
   }
   if (!best) return;
@@ -263,6 +274,61 @@ void confirm_small_gain(const TimeModels& time, const std::string& original, con
 
 }  // namespace
 
+int first_half_runs(int runs) {
+  return runs < 5 ? runs : std::max(3, runs / 2);
+}
+
+namespace {
+
+// Times `paths` (the original twice first) in two halves: after the first, only the original,
+// its control and the models that gained more than cut_gain there run on, and the search's
+// choice with them (the others are compared with it). A model cut keeps its first runs.
+std::vector<TimedModel> time_racing(const TimeModels& time, const std::vector<std::string>& paths,
+                                    const GuardOptions& opts) {
+  GuardOptions first = opts;
+  first.runs = first_half_runs(opts.runs);
+  auto timed = [&](const std::vector<std::string>& ps, const GuardOptions& o) {
+    auto runs = time(ps, o);
+    if (runs.size() != ps.size())
+      throw Error(
+          fmt::format("latency guard: {} models timed, {} expected", runs.size(), ps.size()));
+    for (size_t i = 0; i < ps.size(); ++i)
+      if (runs[i].empty()) throw Error(fmt::format("latency guard: no time for {}", ps[i]));
+    return runs;
+  };
+  auto runs = timed(paths, first);
+  std::vector<TimedModel> out;
+  for (size_t i = 0; i < paths.size(); ++i) out.push_back({paths[i], median(runs[i]), runs[i]});
+  if (first.runs >= opts.runs || opts.cut_gain < 0) return out;
+  std::vector<double> both = runs[0];
+  both.insert(both.end(), runs[1].begin(), runs[1].end());
+  double orig_ms = median(both);
+  std::vector<size_t> on = {0, 1};
+  double orig_fastest = std::min(fastest(out[0]), fastest(out[1]));
+  // Gaining in the medians and in the fastest runs both, as a written model must.
+  for (size_t i = 2; i < out.size(); ++i)
+    if (orig_ms > out[i].median_ms * (1.0 + opts.cut_gain) &&
+        orig_fastest > fastest(out[i]) * (1.0 + opts.cut_gain))
+      on.push_back(i);
+  if (on.size() == 2) return out;  // nothing gained: the first half decides alone
+  if (on[2] != 2) on.insert(on.begin() + 2, 2);
+  GuardOptions second = opts;
+  second.runs = opts.runs - first.runs;
+  std::vector<std::string> more;
+  for (size_t i : on) more.push_back(paths[i]);
+  auto rest = timed(more, second);
+  for (TimedModel& t : out) t.cut = true;
+  for (size_t k = 0; k < on.size(); ++k) {
+    TimedModel& t = out[on[k]];
+    t.cut = false;
+    t.ms.insert(t.ms.end(), rest[k].begin(), rest[k].end());
+    t.median_ms = median(t.ms);
+  }
+  return out;
+}
+
+}  // namespace
+
 GuardResult guard_latency(const TimeModels& time, const std::string& original,
                           const std::vector<std::string>& candidates, const GuardOptions& opts,
                           const std::string& cleaned) {
@@ -273,16 +339,7 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
   std::vector<std::string> paths = {original, original};
   paths.insert(paths.end(), candidates.begin(), candidates.end());
   if (!cleaned.empty()) paths.push_back(cleaned);
-  auto runs = time(paths, opts);
-  if (runs.size() != paths.size())
-    throw Error(
-        fmt::format("latency guard: {} models timed, {} expected", runs.size(), paths.size()));
-  std::vector<TimedModel> timed;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    if (runs[i].empty()) throw Error(fmt::format("latency guard: no time for {}", paths[i]));
-    TimedModel t{paths[i], median(runs[i]), runs[i]};
-    timed.push_back(std::move(t));
-  }
+  std::vector<TimedModel> timed = time_racing(time, paths, opts);
   r.original = timed[0];
   r.control = timed[1];
   if (!cleaned.empty()) {
@@ -306,7 +363,7 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
   r.chosen = 0;
   for (size_t i = 1; i < r.candidates.size(); ++i) {
     const TimedModel& c = r.candidates[i];
-    if (slower(r.candidates[0], c) &&
+    if (!c.cut && slower(r.candidates[0], c) &&
         c.median_ms < r.candidates[static_cast<size_t>(r.chosen)].median_ms)
       r.chosen = static_cast<int>(i);
   }
@@ -316,7 +373,8 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
   // when it beats the input beyond the band and no candidate beats it so; where neither it
   // nor a candidate beats the input, the input is written as given.
   bool picked_wins = slower(orig, picked);
-  if (r.cleaned && slower(orig, *r.cleaned) && (!picked_wins || slower(picked, *r.cleaned))) {
+  if (r.cleaned && !r.cleaned->cut && slower(orig, *r.cleaned) &&
+      (!picked_wins || slower(picked, *r.cleaned))) {
     r.cleaned_fastest = true;
     r.chosen = -1;
   } else if (!picked_wins) {
