@@ -101,10 +101,39 @@ def tool_command(tool: str, src: str, dst: str, entry: dict, graphsub: str) -> l
     raise ValueError(tool)
 
 
+# Starts the tool from a small fresh interpreter and reports the tool's peak memory. Linux
+# carries the high-water mark of the address space a process execs from into the new
+# program's ru_maxrss, so a tool started straight from this harness (gigabytes resident after
+# timing a large model) would be charged the harness's memory. Spawned from this launcher it
+# is charged at most the launcher's (about 10 MiB).
+PY_PEAK_LAUNCHER = ("import os, sys\n"
+                    "pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)\n"
+                    "_, status, usage = os.wait4(pid, 0)\n"
+                    "with open(sys.argv[1], 'w') as f:\n"
+                    "    f.write(str(usage.ru_maxrss))\n"
+                    "code = os.waitstatus_to_exitcode(status)\n"
+                    "sys.exit(code if code >= 0 else 128 - code)\n")
+
+
+def read_peak_kib(path: str) -> int | None:
+    """The launcher's report of the tool's peak resident memory in KiB; None if it wrote none."""
+    try:
+        with open(path) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
+    finally:
+        if os.path.exists(path):
+            os.remove(path)
+
+
 def run_tool(cmd: list[str], dst: str, timeout: float) -> dict:
     """Runs one tool alone: exit status, wall seconds, peak resident memory, error text."""
+    peak_file = dst + ".peak"
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen([sys.executable, "-c", PY_PEAK_LAUNCHER, peak_file, *cmd],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True,
                             env={**os.environ, "OMP_NUM_THREADS": "1"})
     out = b""
     deadline = start + timeout
@@ -113,12 +142,13 @@ def run_tool(cmd: list[str], dst: str, timeout: float) -> dict:
         chunk = proc.stdout.read()
         if chunk:
             out = (out + chunk)[-20000:]
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
         if pid:
             break
         if time.monotonic() > deadline:
-            proc.kill()
-            _, status, usage = os.wait4(proc.pid, 0)
+            os.killpg(proc.pid, 9)  # the launcher and the tool under it
+            os.wait4(proc.pid, 0)
+            read_peak_kib(peak_file)
             return {"ok": False, "error": f"timed out after {timeout:.0f} s",
                     "seconds": round(timeout, 2)}
         time.sleep(0.02)
@@ -126,9 +156,10 @@ def run_tool(cmd: list[str], dst: str, timeout: float) -> dict:
     if rest:
         out = (out + rest)[-20000:]
     rc = os.waitstatus_to_exitcode(status)
+    peak = read_peak_kib(peak_file)
     row = {"ok": rc == 0 and os.path.exists(dst), "returncode": rc,
            "seconds": round(time.monotonic() - start, 2),
-           "peak_mib": round(usage.ru_maxrss / 1024, 1)}
+           "peak_mib": None if peak is None else round(peak / 1024, 1)}
     if not row["ok"]:
         text = out.decode(errors="replace").strip() or "no output"
         row["error"] = text[-1500:] if rc else f"no file written: {text[-1500:]}"
@@ -216,9 +247,70 @@ def time_openvino(paths: list[str], feeds: dict, runs: int) -> tuple[list[float]
     return [float(np.median(m)) for m in ms], checks
 
 
+# A runtime's session holds about this many bytes per byte of the file it loaded (weights,
+# their prepacked copies, arenas); measured on hf-phi (2.0 GB) in ONNX Runtime.
+SESSION_BYTES_PER_FILE_BYTE = 2.6
+
+
+def available_memory() -> int:
+    """MemAvailable in bytes (a large figure where /proc/meminfo is missing)."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 1 << 50
+
+
+def timing_groups(original: str, results: dict[str, str], budget: int) -> list[list[str]]:
+    """The results split into groups that can be timed at once beside the original's two
+    sessions within `budget` bytes: all of them where they fit (the usual case), fewer at a
+    time for models of gigabytes, one at a time at the least."""
+    def cost(path):
+        return SESSION_BYTES_PER_FILE_BYTE * os.path.getsize(path)
+
+    room = budget - 2 * cost(original)
+    groups, used = [[]], 0.0
+    for name, path in results.items():
+        c = cost(path)
+        if groups[-1] and used + c > room:
+            groups.append([])
+            used = 0.0
+        groups[-1].append(name)
+        used += c
+    return groups
+
+
 def timings(original: str, results: dict[str, str], entry: dict, runs: int) -> dict:
     """Speedups of each result over the original (the original's median over both of its
-    timings), with the A/A control, in ONNX Runtime at 1 thread and all cores, and OpenVINO."""
+    timings), with the A/A control, in ONNX Runtime at 1 thread and all cores, and OpenVINO.
+    Where the sessions of all files do not fit in memory together, the results are timed in
+    groups, each against the original twice (`groups` in the row; the A/A of the first)."""
+    groups = timing_groups(original, results, int(0.6 * available_memory()))
+    if len(groups) == 1:
+        return timings_together(original, results, entry, runs)
+    parts = [timings_together(original, {n: results[n] for n in g}, entry, runs) for g in groups]
+    out = {}
+    for label in parts[0]:
+        merged = dict(parts[0][label])
+        merged["groups"] = [g for g in groups]
+        for part in parts[1:]:
+            other = part.get(label, {})
+            if "error" in other and "error" not in merged:
+                merged = {"error": other["error"]}
+            if "error" in merged:
+                continue
+            merged["speedup"] = {**merged["speedup"], **other.get("speedup", {})}
+            if "outputs" in other:
+                merged["outputs"] = {**merged["outputs"], **other["outputs"]}
+        out[label] = merged
+    return out
+
+
+def timings_together(original: str, results: dict[str, str], entry: dict, runs: int) -> dict:
+    """timings() of files whose sessions are all held at once."""
     names = list(results)
     paths = [original, original] + [results[n] for n in names]
     feeds = check_zoo.make_inputs(entry["inputs"], entry["dims"], entry["input_seed"], 0)
@@ -302,6 +394,7 @@ def summarize(rows: list[dict], tools: list[str]) -> dict:
         for label in ("ort_1", "ort_all", "openvino"):
             sp = [r.get("timings", {}).get(label, {}).get("speedup", {}).get(t) for r in rows]
             s[t][f"geomean_{label}"] = geomean([x for x in sp if x])
+            s[t][f"timed_{label}"] = sum(1 for x in sp if x)
     return s
 
 
@@ -312,6 +405,11 @@ def openvino_check(row: dict, tool: str) -> dict:
 
 def fmt(x, spec=".3f", none="-"):
     return none if x is None else format(x, spec)
+
+
+def times(x) -> str:
+    """A speedup as "1.234x", or "-" where there is none."""
+    return "-" if x is None else f"{x:.3f}x"
 
 
 def family_summaries(rows: list[dict], tools: list[str]) -> dict:
@@ -344,6 +442,67 @@ def versus_best_peer(row: dict, tools: list[str]) -> str:
     return f"{word} ({ratio:.3f}x {best})"
 
 
+def wall_time(row: dict, tools: list[str]) -> dict | None:
+    """graphsub's wall time and peak memory against the slowest peer's on one model."""
+    res = row.get("tools", {})
+    mine = res.get("graphsub", {})
+    peers = {t: res[t] for t in tools if t != "graphsub" and res.get(t, {}).get("seconds")}
+    if not mine.get("seconds") or not peers:
+        return None
+    slowest = max(peers, key=lambda t: peers[t]["seconds"])
+    return {"graphsub_s": mine["seconds"], "graphsub_mib": mine.get("peak_mib"),
+            "peer": slowest, "peer_s": peers[slowest]["seconds"],
+            "peer_mib": peers[slowest].get("peak_mib"),
+            "ratio": mine["seconds"] / peers[slowest]["seconds"]}
+
+
+def wall_time_lines(rows: list[dict], tools: list[str], limit: float = 3.0) -> list[str]:
+    """The models where graphsub took over `limit` times the slowest peer's wall time."""
+    times = {r["name"]: w for r in rows if (w := wall_time(r, tools))}
+    if not times:
+        return []
+    over = {n: w for n, w in times.items() if w["ratio"] > limit}
+    lines = ["", f"Wall time: graphsub at most {limit:g}x the slowest peer's on "
+             f"{len(times) - len(over)} of {len(times)} models"
+             + (" (over it: graphsub s, peak MiB, against the slowest peer)." if over else ".")]
+    if over:
+        lines += ["", "| model | graphsub | slowest peer | ratio |", "|---|---|---|---|"]
+        for n, w in sorted(over.items(), key=lambda kv: -kv[1]["ratio"]):
+            lines.append(f"| {n} | {w['graphsub_s']:.1f} s ({fmt(w['graphsub_mib'], '.0f')} MiB)"
+                         f" | {w['peer_s']:.1f} s {w['peer']} ({fmt(w['peer_mib'], '.0f')} MiB)"
+                         f" | {w['ratio']:.1f}x |")
+    return lines
+
+
+def cost_lines(rows: list[dict], tools: list[str]) -> list[str]:
+    """Each tool's wall time and peak resident memory on each model that has them."""
+    measured = [r for r in rows if any((r["tools"].get(t) or {}).get("seconds") for t in tools)]
+    if not measured:
+        return []
+    lines = ["", "Per model: each tool's wall time and peak memory (s / MiB; x: failed, "
+             "-: does not apply).", "", "| model | " + " | ".join(tools) + " |",
+             "|---|" + "---|" * len(tools)]
+    for r in measured:
+        cells = []
+        for t in tools:
+            x = r["tools"].get(t) or {}
+            if x.get("ok") is None:
+                cells.append("-")
+            else:
+                cell = f"{x['seconds']:.1f} / {fmt(x.get('peak_mib'), '.0f')}"
+                cells.append(cell if x.get("ok") else f"x {cell}")
+        lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def geomean_cell(s: dict, label: str) -> str:
+    """A tool's geometric mean in one runtime, with the number of models it is over where
+    that is not every file written (rows of older sweeps without this timing, or files the
+    runtime computes wrongly)."""
+    n = s.get(f"timed_{label}", s["written"])
+    return times(s[f"geomean_{label}"]) + (f" ({n})" if n != s["written"] else "")
+
+
 def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
     lines = ["| tool | models | written | failed | wrong outputs | wrong in OpenVINO |"
              " ORT 1 thread | ORT all cores | OpenVINO |", "|---|---|---|---|---|---|---|---|---|"]
@@ -351,8 +510,10 @@ def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
         s = summary[t]
         lines.append(f"| {t} | {s['models']} | {s['written']} | {s['failed']} | {s['mismatch']} | "
                      f"{s['openvino_wrong']} | "
-                     f"{fmt(s['geomean_ort_1'])}x | {fmt(s['geomean_ort_all'])}x | "
-                     f"{fmt(s['geomean_openvino'])}x |")
+                     + " | ".join(geomean_cell(s, label)
+                                  for label in ("ort_1", "ort_all", "openvino")) + " |")
+    lines += ["", "A count in brackets: the geometric mean is over that many models, not over "
+              "every file written."]
     wrong = [r["name"] for r in rows if not openvino_check(r, "original").get("ok", True)]
     if wrong:
         lines += ["", "Originals that OpenVINO computes wrongly (outputs against ONNX Runtime's; "
@@ -364,7 +525,7 @@ def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
     for f, fs in families.items():
         n = sum(1 for r in rows if (r.get("family") or "-") == f)
         lines.append(f"| {f} | {n} | " + " | ".join(
-            f"{fmt(fs[t]['geomean_ort_1'])}x" for t in tools) + " |")
+            times(fs[t]['geomean_ort_1']) for t in tools) + " |")
     lines += ["", "Per model: ORT speedup at 1 thread (nodes written; x: failed, "
               "!: wrong outputs, -: does not apply); graphsub against the fastest peer, "
               "with the A/A band (at least 5%).", "",
@@ -383,9 +544,10 @@ def markdown(rows: list[dict], summary: dict, tools: list[str]) -> str:
                 cells.append(f"! ({x['nodes']})")
             else:
                 mark = "" if openvino_check(r, t).get("ok", True) else ", wrong in OpenVINO"
-                cells.append(f"{fmt(t1.get('speedup', {}).get(t))}x ({x['nodes']}{mark})")
+                cells.append(f"{times(t1.get('speedup', {}).get(t))} ({x['nodes']}{mark})")
         lines.append(f"| {r['name']} | {r['nodes']} | {fmt(t1.get('aa'))} | " + " | ".join(cells)
                      + f" | {versus_best_peer(r, tools)} |")
+    lines += wall_time_lines(rows, tools) + cost_lines(rows, tools)
     return "\n".join(lines) + "\n"
 
 

@@ -138,6 +138,23 @@ def test_a_failing_or_hanging_tool_is_a_result(tmp_path):
     assert hung["ok"] is False and "timed out" in hung["error"]
 
 
+def test_a_tools_peak_memory_is_its_own_not_the_harnesss(tmp_path):
+    dst = str(tmp_path / "out.bin")
+    held = bytearray(600 * 1024 * 1024)  # the harness resident at 600 MiB, as after timing
+    held[::4096] = b"x" * len(held[::4096])
+    small = run_peers.run_tool([sys.executable, "-c", f"open({dst!r}, 'w').write('x')"], dst, 60)
+    large = run_peers.run_tool(
+        [sys.executable, "-c", f"b = bytearray(300 << 20); b[::4096] = b'y' * len(b[::4096]); "
+         f"open({dst!r}, 'w').write('x')"], dst, 60)
+    del held
+    assert small["ok"] and small["peak_mib"] < 100
+    assert large["ok"] and 300 <= large["peak_mib"] < 450
+    assert not os.path.exists(dst + ".peak")
+    killed = run_peers.run_tool([sys.executable, "-c", "import os; os.kill(os.getpid(), 9)"],
+                                dst, 60)
+    assert killed["ok"] is False and killed["returncode"] == 137
+
+
 def _tiny_and_wrong(tmp_path):
     """The tiny zoo's entry and model, and a copy whose weights are scaled: wrong outputs."""
     entry = _tiny_zoo(str(tmp_path))
@@ -181,3 +198,59 @@ def test_the_built_in_models_make_a_zoo_the_harness_reads(tmp_path):
     assert feeds and all(v.dtype == np.float32 and v.size > 0 for v in feeds.values())
     r = run_peers.outputs_match(str(tmp_path / entry["file"]), str(tmp_path / entry["file"]), entry)
     assert r["ok"], r
+
+
+def test_the_rows_of_several_sweeps_make_one_table_the_later_row_winning(tmp_path):
+    import merge_rows
+
+    def row(name, speedup, version, seconds=1.0):
+        return {"name": name, "nodes": 4, "family": "test", "versions": {"graphsub": version},
+                "tools": {"graphsub": {"ok": True, "nodes": 4, "outputs": {"ok": True},
+                                       "seconds": seconds, "peak_mib": 50.0},
+                          "onnxsim": {"ok": True, "nodes": 4, "outputs": {"ok": True},
+                                      "seconds": 1.0, "peak_mib": 40.0}},
+                "timings": {"ort_1": {"aa": 1.0, "speedup": {"graphsub": speedup,
+                                                             "onnxsim": 1.0}}}}
+
+    for folder, rows in (("old", [row("a", 0.90, "v1"), row("b", 1.10, "v1")]),
+                         ("new", [row("a", 1.20, "v2", seconds=4.0)])):
+        (tmp_path / folder / "rows").mkdir(parents=True)
+        for r in rows:
+            (tmp_path / folder / "rows" / f"{r['name']}.json").write_text(json.dumps(r))
+    assert merge_rows.main([str(tmp_path / "old"), str(tmp_path / "new"),
+                            "--out", str(tmp_path / "merged")]) == 0
+    merged = json.loads((tmp_path / "merged" / "peers.json").read_text())
+    assert [r["name"] for r in merged["results"]] == ["a", "b"]
+    assert merged["results"][0]["timings"]["ort_1"]["speedup"]["graphsub"] == 1.20
+    text = (tmp_path / "merged" / "peers.md").read_text()
+    assert "v1 (1), v2 (1)" in text or "v2 (1), v1 (1)" in text
+    # a's graphsub took 4x the slowest peer's wall time: named in the wall-time table.
+    assert "at most 3x the slowest peer's on 1 of 2 models" in text and "| a | 4.0 s" in text
+    assert "| a | 4.0 / 50 | 1.0 / 40 |" in text  # every tool's wall time and memory
+    # --costs: the wall time and memory alone, no speedup table.
+    assert merge_rows.main([str(tmp_path / "new"), "--costs",
+                            "--out", str(tmp_path / "costs")]) == 0
+    costs = (tmp_path / "costs" / "peers.md").read_text()
+    assert "| a | 4.0 / 50 | 1.0 / 40 |" in costs and "ORT 1 thread" not in costs
+    try:
+        merge_rows.main([str(tmp_path / "nothing")])
+    except SystemExit as e:
+        assert "no rows" in str(e)
+    else:
+        raise AssertionError("an empty folder was merged")
+
+
+def test_files_too_large_to_hold_at_once_are_timed_in_groups(tmp_path, monkeypatch):
+    entry, original, wrong = _tiny_and_wrong(tmp_path)
+    size = os.path.getsize(original) * run_peers.SESSION_BYTES_PER_FILE_BYTE
+    results = {"a": original, "b": original, "c": wrong}
+    assert run_peers.timing_groups(original, results, int(100 * size)) == [["a", "b", "c"]]
+    # Room for the original's two sessions and one more: one file per group.
+    assert run_peers.timing_groups(original, results, int(3.5 * size)) == [["a"], ["b"], ["c"]]
+    assert run_peers.timing_groups(original, results, int(4.5 * size)) == [["a", "b"], ["c"]]
+    monkeypatch.setattr(run_peers, "available_memory", lambda: int(4.5 * size / 0.6))
+    t = run_peers.timings(original, results, entry, 2)
+    assert t["ort_1"]["groups"] == [["a", "b"], ["c"]]
+    assert set(t["ort_1"]["speedup"]) == {"a", "b", "c"}
+    assert set(t["openvino"]["speedup"]) == {"a", "b"}  # c is computed wrongly there
+    assert not t["openvino"]["outputs"]["c"]["ok"] and t["openvino"]["outputs"]["original"]["ok"]
