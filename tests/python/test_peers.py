@@ -70,6 +70,23 @@ def test_every_tool_runs_is_checked_and_timed(tmp_path):
     assert (out / "rows" / "tiny.ts.json").exists()
 
 
+def test_a_file_that_is_the_input_byte_for_byte_is_marked(tmp_path, monkeypatch):
+    _tiny_zoo(str(tmp_path))
+    real = run_peers.tool_command
+
+    def copying_graphsub(tool, src, dst, entry, graphsub):
+        return ["cp", src, dst] if tool == "graphsub" else real(tool, src, dst, entry, graphsub)
+
+    monkeypatch.setattr(run_peers, "tool_command", copying_graphsub)
+    out = tmp_path / "out"
+    assert run_peers.main([str(tmp_path / "manifest.json"), "--out", str(out), "--runs", "0",
+                           "--tools", "graphsub,onnxsim"]) == 0
+    row = json.loads((out / "peers.json").read_text())["results"][0]
+    assert row["tools"]["graphsub"]["same_as_original"] is True
+    assert row["tools"]["onnxsim"]["same_as_original"] is False  # a file written anew
+    assert "(4, = original)" in (out / "peers.md").read_text()
+
+
 def test_a_resumed_sweep_keeps_the_rows_it_has_and_measures_the_rest(tmp_path, capsys):
     _tiny_zoo(str(tmp_path))
     out = tmp_path / "out"
