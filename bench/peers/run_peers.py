@@ -296,7 +296,7 @@ def timings(original: str, results: dict[str, str], entry: dict, runs: int) -> d
     out = {}
     for label in parts[0]:
         merged = dict(parts[0][label])
-        merged["groups"] = [g for g in groups]
+        merged["groups"] = groups
         for part in parts[1:]:
             other = part.get(label, {})
             if "error" in other and "error" not in merged:
@@ -462,12 +462,12 @@ def wall_time(row: dict, tools: list[str]) -> dict | None:
 
 def wall_time_lines(rows: list[dict], tools: list[str], limit: float = 3.0) -> list[str]:
     """The models where graphsub took over `limit` times the slowest peer's wall time."""
-    times = {r["name"]: w for r in rows if (w := wall_time(r, tools))}
-    if not times:
+    walls = {r["name"]: w for r in rows if (w := wall_time(r, tools))}
+    if not walls:
         return []
-    over = {n: w for n, w in times.items() if w["ratio"] > limit}
+    over = {n: w for n, w in walls.items() if w["ratio"] > limit}
     lines = ["", f"Wall time: graphsub at most {limit:g}x the slowest peer's on "
-             f"{len(times) - len(over)} of {len(times)} models"
+             f"{len(walls) - len(over)} of {len(walls)} models"
              + (" (over it: graphsub s, peak MiB, against the slowest peer)." if over else ".")]
     if over:
         lines += ["", "| model | graphsub | slowest peer | ratio |", "|---|---|---|---|"]
@@ -493,7 +493,7 @@ def cost_lines(rows: list[dict], tools: list[str]) -> list[str]:
             if x.get("ok") is None:
                 cells.append("-")
             else:
-                cell = f"{x['seconds']:.1f} / {fmt(x.get('peak_mib'), '.0f')}"
+                cell = f"{fmt(x.get('seconds'), '.1f')} / {fmt(x.get('peak_mib'), '.0f')}"
                 cells.append(cell if x.get("ok") else f"x {cell}")
         lines.append(f"| {r['name']} | " + " | ".join(cells) + " |")
     return lines
