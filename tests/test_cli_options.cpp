@@ -186,19 +186,24 @@ std::string conv_model(const std::string& dir) {
   return b.save(dir + "/conv.onnx");
 }
 
+// `graphsub GLOBAL optimize conv.onnx -o DIR/out.onnx --report-json DIR/report.json FLAGS` with
+// a small search and the scratch cache; returns the exit status, the output in *log.
+int optimize_conv(const std::string& dir, const std::string& global, const std::string& flags,
+                  std::string* log) {
+  std::filesystem::remove(dir + "/report.json");
+  return run_command(fmt::format("{} {} optimize {} -o {}/out.onnx --report-json {}/report.json "
+                                 "{} {} --cache-dir {}/cache",
+                                 graphsub_bin(), global, conv_model(dir), dir, dir, flags,
+                                 testing::kSmallSearch, dir),
+                     log);
+}
+
 TEST(CliOptions, ReportJsonHasTheCountsRulesCostsAndCheck) {
   std::string dir = scratch_dir("options_report"), log;
   std::string report = dir + "/report.json";
-  std::filesystem::remove(report);
   // --target onednn: the analytic cost model, so the rules applied do not depend on timings
   // (with the default ort target a loaded machine made the guard write the original back).
-  ASSERT_EQ(run_command(fmt::format("{} -q optimize {} -o {}/out.onnx --check 2 --report-json {} "
-                                    "--target onednn {} --cache-dir {}/cache",
-                                    graphsub_bin(), conv_model(dir), dir, report,
-                                    testing::kSmallSearch, dir),
-                        &log),
-            0)
-      << log;
+  ASSERT_EQ(optimize_conv(dir, "-q", "--check 2 --target onednn", &log), 0) << log;
   auto j = nlohmann::json::parse(read_file(report));
   EXPECT_EQ(j["job"], "onnx");
   EXPECT_EQ(j["onnx_ops"]["before"], 4);
@@ -219,14 +224,7 @@ TEST(CliOptions, ReportJsonHasTheCountsRulesCostsAndCheck) {
 TEST(CliOptions, OnnxModelsTargetOnnxRuntimeAndTheGuardTimesTheWrittenModel) {
   std::string dir = scratch_dir("options_guard"), log;
   std::string report = dir + "/report.json";
-  std::filesystem::remove(report);
-  ASSERT_EQ(run_command(fmt::format("{} optimize {} -o {}/out.onnx --guard-runs 5 --report-json "
-                                    "{} {} --cache-dir {}/cache",
-                                    graphsub_bin(), conv_model(dir), dir, report,
-                                    testing::kSmallSearch, dir),
-                        &log),
-            0)
-      << log;
+  ASSERT_EQ(optimize_conv(dir, "", "--guard-runs 5", &log), 0) << log;
   EXPECT_NE(log.find("latency guard: "), std::string::npos) << log;
   auto j = nlohmann::json::parse(read_file(report));
   EXPECT_EQ(j["options"]["target"], "ort");
@@ -257,6 +255,18 @@ TEST(CliOptions, OnnxModelsTargetOnnxRuntimeAndTheGuardTimesTheWrittenModel) {
   if (written == "input") {  // nothing measured faster: the input file, as it was
     EXPECT_EQ(j["onnx_ops"]["after"], j["onnx_ops"]["before"]);
   }
+}
+
+// --quiet prints nothing on success, whichever file the latency guard chose (its verdict
+// once leaked through when the input was written in place of the search's result).
+TEST(CliOptions, QuietOptimizePrintsNothingWhateverTheGuardWrites) {
+  std::string dir = scratch_dir("options_quiet"), log;
+  std::string report = dir + "/report.json";
+  ASSERT_EQ(optimize_conv(dir, "--quiet", "--guard-runs 3", &log), 0) << log;
+  EXPECT_EQ(log, "");
+  auto j = nlohmann::json::parse(read_file(report));
+  EXPECT_FALSE(j["timings"]["guard"]["verdict"].get<std::string>().empty());
+  EXPECT_TRUE(std::filesystem::exists(dir + "/out.onnx"));
 }
 
 TEST(CliOptions, TargetFlagsThatCannotApplyAreErrors) {

@@ -109,18 +109,21 @@ void OnnxJobPrinter::checked(const ResultCheck& rc, const Graph& original, doubl
   }
 }
 
-void OnnxJobPrinter::check_skipped() {
-  if (!quiet_)
+void OnnxJobPrinter::check_skipped(const std::string& why) {
+  if (quiet_) return;
+  if (why.empty())
     fmt::print(
         "check: skipped (--check 0); the optimized model was not compared with the original\n");
+  else
+    fmt::print("check: not needed ({}): no rewrite is written\n", why);
 }
 
 void OnnxJobPrinter::guarded(const ort::GuardResult& g) {
-  // A result replaced by the original is said even when quiet: the file is not what the
-  // search found.
-  if (quiet_ && g.chosen >= 0) return;
+  // Quiet means quiet: the input written in place of the search's result is the usual
+  // outcome, not a warning, and --report-json keeps the verdict.
+  if (quiet_) return;
   fmt::print("latency guard: {}\n", g.verdict);
-  if (quiet_ || g.candidates.size() < 2) return;
+  if (g.candidates.size() < 2) return;
   fmt::print("  original     predicted {:9.3f} ms, measured {:9.3f} ms\n", g.original.predicted_ms,
              g.original_ms);
   for (size_t i = 0; i < g.candidates.size(); ++i)

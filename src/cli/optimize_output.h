@@ -13,7 +13,7 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
   void optimized(const Graph& before, const opt::OptimizeResult& r) override;
   void checked(const ResultCheck& c, const Graph& original, double seconds,
                const std::string& at) override;
-  void check_skipped() override;
+  void check_skipped(const std::string& why) override;
   void guarded(const ort::GuardResult& g) override;
   void contrib(const driver::ContribStep& c) override;
 

@@ -72,9 +72,15 @@ class OnnxJob {
     import_model();
     open_target();
     search();
-    if (!checked_at_import_shapes() || !checked_at_other_values()) return std::move(out_);
+    // With the latency guard, only the graph to be written is checked (the input as given,
+    // the usual outcome, needs none: Whisper's encoder spent 23 s checking a rewrite that
+    // was then not written); without it, the search's choice is checked before anything else.
+    if (!guarded_ && (!checked_at_import_shapes() || !checked_at_other_values()))
+      return std::move(out_);
+    if (guarded_) holds_at_other_values();
     dump_candidates();
     choose_by_latency();
+    if (guarded_ && !checked_as_written()) return std::move(out_);
     fuse_ort_operators();
     write();
     return std::move(out_);
@@ -148,7 +154,7 @@ class OnnxJob {
   // The search, and the optimizer's check of its choice at the import's shapes (on the
   // job's input sets and executor; a mismatch is reported, not thrown).
   void search() {
-    opts_.check = checking();
+    opts_.check = checking() && !guarded_;
     opts_.check_runs = o_.check_runs;
     opts_.check_executor =
         o_.check_executor == "reference" ? CheckExecutor::Reference : CheckExecutor::Onednn;
@@ -166,7 +172,7 @@ class OnnxJob {
 
   bool checked_at_import_shapes() {
     if (!checking()) {
-      observer_.check_skipped();
+      observer_.check_skipped("");
       return true;
     }
     const opt::OptimizeResult& r = result();
@@ -175,6 +181,31 @@ class OnnxJob {
     observer_.checked(r.check, m_.graph, r.check_seconds, "");
     if (!r.check.ok) out_.failure = mismatch_message(r, opts_.tolerance);
     return r.check.ok;
+  }
+
+  // Whether the search's choice can be instantiated at the other value of each symbolic
+  // dimension. A rewrite that baked the imported value into a weight's shape (SigLIP's GELU:
+  // a constant [2,196,3072] at batch 2) is valid at that value only; then the input, which
+  // is valid at every value, is written as given (input_only_).
+  std::optional<Graph> instantiated_at(size_t p) {
+    const SymbolicDim& d = m_.info->symbolic[p];
+    try {
+      return instantiate_symbolic(result().optimized, *m_.info, p);
+    } catch (const Error& e) {
+      std::string why = fmt::format(
+          "the optimized graph does not hold at {}={} ({}); the input is written "
+          "as given",
+          d.name, d.alt, e.what());
+      rep_.warn(why);
+      report().import_notes.push_back(why);
+      input_only_ = true;
+      return std::nullopt;
+    }
+  }
+
+  void holds_at_other_values() {
+    if (!checking()) return;
+    for (size_t p = 0; p < m_.info->symbolic.size() && !input_only_; ++p) instantiated_at(p);
   }
 
   // The written model keeps the symbolic dimensions: the check runs again at the other value
@@ -186,27 +217,14 @@ class OnnxJob {
       const SymbolicDim& d = m_.info->symbolic[p];
       std::string at = fmt::format("{}={}", d.name, d.alt);
       auto t = JobClock::now();
-      Graph instantiated;
-      try {
-        instantiated = instantiate_symbolic(result().optimized, *m_.info, p);
-      } catch (const Error& e) {
-        // A rewrite baked the imported value into a weight's shape (SigLIP's GELU: a
-        // constant [2,196,3072] at batch 2). The search's graphs are valid at that value
-        // only; the input, which is valid at every value, is written as given.
-        std::string why = fmt::format(
-            "the optimized graph does not hold at {} ({}); the input is written as given", at,
-            e.what());
-        rep_.warn(why);
-        report().import_notes.push_back(why);
-        input_only_ = true;
-        return true;
-      }
+      std::optional<Graph> instantiated = instantiated_at(p);
+      if (!instantiated) return true;  // choose_by_latency writes the input
       // One random input set: the values were checked at the import's shapes; here what can
       // differ is a rewrite that holds at those shapes only, which one set shows as surely as
       // three (Whisper's encoder at batch 5: 14.8 s for three sets).
       CheckOptions once = check_options();
       once.runs = std::min(once.runs, 1);
-      ResultCheck alt = check_equivalent(m_.alt_graphs[p], instantiated, once, rep_);
+      ResultCheck alt = check_equivalent(m_.alt_graphs[p], *instantiated, once, rep_);
       report().seconds["check " + at] = seconds_since(t);
       observer_.checked(alt, m_.alt_graphs[p], report().seconds["check " + at], at);
       bool ok = alt.ok;
@@ -220,6 +238,27 @@ class OnnxJob {
       }
     }
     return true;
+  }
+
+  // After the guard: the search's choice, where it is to be written, checked as the search's
+  // check would have (at the import's shapes, with the bisection on a mismatch, and at the
+  // other values); the input or the original as imported needs no check, and says so.
+  bool checked_as_written() {
+    if (!checking()) {
+      observer_.check_skipped("");
+      return true;
+    }
+    if (written_ != &result().optimized) {
+      if (written_ == &m_.graph) {
+        report().check_skipped =
+            input_bytes_ ? "the input is written as given" : "the original as imported is written";
+        observer_.check_skipped(report().check_skipped);
+      }
+      return true;  // a runner-up was checked when the guard chose it
+    }
+    opts_.check = true;
+    opt::check_result(m_.graph, lib_, opts_, report().result, rep_);
+    return checked_at_import_shapes() && checked_at_other_values();
   }
 
   // Whether `g` computes what the imported model computes, at the import's shapes and at the

@@ -24,7 +24,9 @@ class OnnxJobObserver {
   // second value of a symbolic dimension.
   virtual void checked(const ResultCheck& /*c*/, const Graph& /*original*/, double /*seconds*/,
                        const std::string& /*at*/) {}
-  virtual void check_skipped() {}
+  // `why`: "" for --check 0; else why the written model needed no check ("the input is
+  // written as given").
+  virtual void check_skipped(const std::string& /*why*/) {}
   // The ort target's end-to-end timing of the original and the optimized model.
   virtual void guarded(const ort::GuardResult& /*g*/) {}
   // --ort-contrib-ops: what was fused, and whether it is written.

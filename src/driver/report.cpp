@@ -177,7 +177,8 @@ std::string report_json(const Report& r) {
   } else if (r.model_checked) {
     j["check"] = check_json(res.check);
   } else {
-    j["check"] = nullptr;  // skipped (--check 0 / --no-check)
+    j["check"] = nullptr;  // skipped (--check 0 / --no-check), or not needed:
+    if (!r.check_skipped.empty()) j["check_not_needed"] = r.check_skipped;
   }
   if (r.contrib) {
     Json checks = Json::array();

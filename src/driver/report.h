@@ -36,6 +36,9 @@ struct Report {
   std::optional<ResultCheck> check;
   // The same check again at the second value of each symbolic dimension ("batch=3").
   std::vector<std::pair<std::string, ResultCheck>> symbolic_checks;
+  // Why no check ran though checking was on: the guard chose to write the input as given or
+  // the original as imported, which compute what the input computes ("" otherwise).
+  std::string check_skipped;
   // The ort target's latency guard (unset when it did not run); load-dependent, so reported
   // under "timings".
   std::optional<ort::GuardResult> guard;

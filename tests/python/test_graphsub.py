@@ -183,9 +183,28 @@ def test_unknown_rule_name_is_an_error(cache_dir):
 def test_a_false_rule_fails_the_check_and_is_named(tmp_path, cache_dir):
     rules = tmp_path / "unsound.rules"
     rules.write_text(UNSOUND_RULE)
+    # onednn: the search's choice is checked as soon as it is found.
     with pytest.raises(graphsub.CheckError, match="--disable-rule drop-addend") as e:
-        graphsub.optimize(conv_relu_model(), rules=rules, cache_dir=cache_dir)
+        graphsub.optimize(conv_relu_model(), rules=rules, cache_dir=cache_dir, **DETERMINISTIC)
     assert e.value.report["check"]["ok"] is False
+
+
+def test_a_false_rule_is_never_written_for_onnx_runtime(tmp_path, cache_dir):
+    """With the ort target only the model to be written is checked, after the latency guard:
+    the false rewrite is refused when the guard picks it, and otherwise the input is written,
+    unchanged, with no check needed."""
+    rules = tmp_path / "unsound.rules"
+    rules.write_text(UNSOUND_RULE)
+    original = conv_relu_model()
+    try:
+        model, report = graphsub.optimize(original, rules=rules, cache_dir=cache_dir)
+    except graphsub.CheckError as e:
+        assert "--disable-rule drop-addend" in str(e)
+        assert e.report["check"]["ok"] is False
+        return
+    assert report["check"] is None
+    assert report["check_not_needed"] == "the input is written as given"
+    assert model == original
 
 
 def test_verify_proves_true_rules_and_refutes_a_false_one():

@@ -77,30 +77,32 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const
     if (distinct.insert(structural_hash(g2)).second)
       r.runners_up.push_back(RunnerUp{g2, cost.graph_cost(g2)});
   }
-  if (opts.check) {
-    auto t = Clock::now();
-    reporter.progress("check", 0, 1, "running both graphs on random inputs");
-    CheckOptions check{.runs = opts.check_runs,
-                       .seed = opts.seed,
-                       .tolerance = opts.tolerance,
-                       .executor = opts.check_executor};
-    r.check = check_equivalent(g, r.optimized, check, reporter);
-    r.checked = true;
-    r.check_seconds = std::chrono::duration<double>(Clock::now() - t).count();
-    if (!r.check.ok) {
-      // The bisection replays the applications, one input set per check.
-      check.runs = 1;
-      try {
-        r.first_bad_step = first_bad_application(g, transforms, r.search.steps, check, reporter);
-      } catch (const Error&) {  // steps that do not replay: an error, or no single one to blame
-        if (opts.mismatch_is_error) throw;
-      }
-      if (opts.mismatch_is_error)
-        throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
-                                r.check.failure(), blame(r.search, r.first_bad_step)));
-    }
-  }
+  if (opts.check) check_result(g, lib, opts, r, reporter);
   return r;
+}
+
+void check_result(const Graph& g, const RuleLibrary& lib, const OptimizeOptions& opts,
+                  OptimizeResult& r, Reporter& reporter) {
+  auto t = Clock::now();
+  reporter.progress("check", 0, 1, "running both graphs on random inputs");
+  CheckOptions check{.runs = opts.check_runs,
+                     .seed = opts.seed,
+                     .tolerance = opts.tolerance,
+                     .executor = opts.check_executor};
+  r.check = check_equivalent(g, r.optimized, check, reporter);
+  r.checked = true;
+  r.check_seconds = std::chrono::duration<double>(Clock::now() - t).count();
+  if (r.check.ok) return;
+  // The bisection replays the applications, one input set per check.
+  check.runs = 1;
+  try {
+    r.first_bad_step = first_bad_application(g, lib.transforms(), r.search.steps, check, reporter);
+  } catch (const Error&) {  // steps that do not replay: an error, or no single one to blame
+    if (opts.mismatch_is_error) throw;
+  }
+  if (opts.mismatch_is_error)
+    throw Error(fmt::format("the optimized graph does not match the original: {}; {}",
+                            r.check.failure(), blame(r.search, r.first_bad_step)));
 }
 
 }  // namespace graphsub::opt

@@ -72,6 +72,13 @@ std::unique_ptr<CostModel> make_cost_model(const OptimizeOptions& opts, Reporter
 OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const RuleLibrary& lib,
                               CostModel& cost, Reporter& reporter);
 
+// The check of optimize_graph's result against `g` (its opts.check step), for a caller that
+// searched with opts.check false and checks only the graph it will write (the ONNX job
+// times candidates first: most runs write the input, which needs no check). Fills r.check,
+// r.checked, r.check_seconds and, on a mismatch, r.first_bad_step; throws as optimize_graph.
+void check_result(const Graph& g, const RuleLibrary& lib, const OptimizeOptions& opts,
+                  OptimizeResult& r, Reporter& reporter);
+
 // Operator counts by operator name (source nodes excluded).
 std::map<std::string, size_t> op_counts(const Graph& g);
 
