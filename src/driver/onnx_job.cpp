@@ -250,13 +250,12 @@ class OnnxJob {
     }
     if (written_ != &result().optimized) {
       if (written_ == &m_.graph) {
-        report().check_skipped =
+        report().check_not_needed =
             input_bytes_ ? "the input is written as given" : "the original as imported is written";
-        observer_.check_skipped(report().check_skipped);
+        observer_.check_skipped(report().check_not_needed);
       }
       return true;  // a runner-up was checked when the guard chose it
     }
-    opts_.check = true;
     opt::check_result(m_.graph, lib_, opts_, report().result, rep_);
     return checked_at_import_shapes() && checked_at_other_values();
   }

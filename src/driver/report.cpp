@@ -178,7 +178,7 @@ std::string report_json(const Report& r) {
     j["check"] = check_json(res.check);
   } else {
     j["check"] = nullptr;  // skipped (--check 0 / --no-check), or not needed:
-    if (!r.check_skipped.empty()) j["check_not_needed"] = r.check_skipped;
+    if (!r.check_not_needed.empty()) j["check_not_needed"] = r.check_not_needed;
   }
   if (r.contrib) {
     Json checks = Json::array();

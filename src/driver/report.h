@@ -38,7 +38,7 @@ struct Report {
   std::vector<std::pair<std::string, ResultCheck>> symbolic_checks;
   // Why no check ran though checking was on: the guard chose to write the input as given or
   // the original as imported, which compute what the input computes ("" otherwise).
-  std::string check_skipped;
+  std::string check_not_needed;
   // The ort target's latency guard (unset when it did not run); load-dependent, so reported
   // under "timings".
   std::optional<ort::GuardResult> guard;

@@ -203,8 +203,13 @@ def test_a_false_rule_is_never_written_for_onnx_runtime(tmp_path, cache_dir):
         assert e.report["check"]["ok"] is False
         return
     assert report["check"] is None
-    assert report["check_not_needed"] == "the input is written as given"
-    assert model == original
+    # The input as given, or (where the guard timed it faster) the original as imported:
+    # either way the false rule's Add-less graph is not what was written.
+    if report["check_not_needed"] == "the input is written as given":
+        assert model == original
+    else:
+        assert report["check_not_needed"] == "the original as imported is written"
+        assert [n.op_type for n in model.graph.node] == [n.op_type for n in original.graph.node]
 
 
 def test_verify_proves_true_rules_and_refutes_a_false_one():
