@@ -2,15 +2,19 @@
 // (src/driver). Each function takes the options the caller gave (None: the command line's
 // default, taken from the driver's option structs), runs the job with run_interruptible and
 // returns plain data. The public API, with its argument conversions, is python/graphsub.
+#include <fmt/format.h>
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstring>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "driver/data_paths.h"
+#include "driver/evaluate_job.h"
 #include "driver/generate_job.h"
 #include "driver/optimize_job.h"
 #include "driver/rule_jobs.h"
@@ -189,6 +193,34 @@ py::list list_rules(const std::optional<std::vector<std::string>>& files, bool b
   return out;
 }
 
+// inputs: (name, shape, float32 bytes) each; returns the outputs the same way.
+py::list evaluate(
+    const py::bytes& model_bytes,
+    const std::vector<std::tuple<std::string, std::vector<int64_t>, py::bytes>>& inputs,
+    const py::object& progress) {
+  std::string bytes(model_bytes);
+  TensorMap<float> feeds;
+  for (const auto& [name, shape, data] : inputs) {
+    std::string raw(data);
+    HostTensor<float> t{Shape(shape.begin(), shape.end()), {}};
+    if (static_cast<int64_t>(raw.size()) != numel(t.shape) * 4)
+      throw Error(fmt::format("evaluate: input '{}' has {} bytes, not the {} of float32 {}", name,
+                              raw.size(), numel(t.shape) * 4, shape_str(t.shape)));
+    t.data.resize(raw.size() / 4);
+    std::memcpy(t.data.data(), raw.data(), raw.size());
+    feeds[name] = std::move(t);
+  }
+  std::vector<std::pair<std::string, HostTensor<float>>> outs;
+  run_interruptible([&](Reporter& rep) { outs = driver::run_evaluate_job(bytes, feeds, rep); },
+                    progress);
+  py::list list;
+  for (const auto& [name, t] : outs)
+    list.append(py::make_tuple(
+        name, std::vector<int64_t>(t.shape.begin(), t.shape.end()),
+        py::bytes(reinterpret_cast<const char*>(t.data.data()), t.data.size() * sizeof(float))));
+  return list;
+}
+
 }  // namespace
 
 }  // namespace graphsub::python
@@ -233,4 +265,5 @@ PYBIND11_MODULE(_graphsub, m) {
         "output"_a, "unproved"_a, "threads"_a, "seed"_a, "timeout_ms"_a, "rlimit"_a, "parts"_a,
         "reduce_from"_a, "max_vars"_a, "minimal_reads_from"_a, "progress"_a);
   m.def("rules", &list_rules, "files"_a, "builtin"_a, "disabled"_a);
+  m.def("evaluate", &evaluate, "model_bytes"_a, "inputs"_a, "progress"_a);
 }

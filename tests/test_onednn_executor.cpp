@@ -350,15 +350,46 @@ Case softmax_case(Rng& r) {
   return single(b, b.softmax(b.input("x", s), pick(r, -rank, rank - 1)));
 }
 
-Case layernorm_case(Rng& r) {
+// layernorm (scale, optional bias) and rms_norm (scale) over the axes from a random axis.
+Case norm_case(Rng& r, const std::string& op) {
   GraphBuilder b(true, r());
   Shape s = random_shape(r, 1, 4, 6);
   int64_t rank = static_cast<int64_t>(s.size());
   int64_t axis = pick(r, -rank, rank - 1);
   Shape trailing(s.begin() + (axis + rank) % rank, s.end());
   std::vector<TensorRef> ins{b.input("x", s), some_weight(r, b, "scale", trailing)};
-  if (coin(r)) ins.push_back(some_weight(r, b, "bias", trailing));
-  return single(b, b.op("layernorm", ins, {{"axis", axis}, {"epsilon", 1e-3}}));
+  if (op == "layernorm" && coin(r)) ins.push_back(some_weight(r, b, "bias", trailing));
+  return single(b, b.op(op, ins, {{"axis", axis}, {"epsilon", 1e-3}}));
+}
+
+// The runtimes' fused operators (src/ops/fused_ops.cpp): normalizations and bias activations
+// over the last axis, a scaled and transposed matmul. They run their reference kernels in
+// the executor.
+Case fused_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  Shape s = random_shape(r, 2, 4, 6);
+  Shape last{s.back()};
+  auto x = b.input("x", s);
+  if (op == "ort_bias_gelu" || op == "ort_fast_gelu")
+    return single(b, b.op(op, {x, some_weight(r, b, "bias", last)}));
+  if (op == "ort_quick_gelu") return single(b, b.op(op, {x}, {{"alpha", 1.702}}));
+  if (op == "ort_simplified_layernorm")
+    return single(b, b.op(op, {x, some_weight(r, b, "g", last)}, {{"epsilon", 1e-3}}));
+  if (op == "ort_fused_matmul") {
+    int64_t m = pick(r, 1, 6), k = pick(r, 1, 9), n = pick(r, 1, 7);
+    int64_t ta = coin(r), tb = coin(r);
+    Shape as = ta ? Shape{2, k, m} : Shape{2, m, k}, bs = tb ? Shape{2, n, k} : Shape{2, k, n};
+    return single(b, b.op(op, {b.input("a", as), b.input("b", bs)},
+                          {{"alpha", 0.25}, {"transA", ta}, {"transB", tb}}));
+  }
+  // The skip normalizations: both outputs are graph outputs.
+  std::vector<TensorRef> ins{x, b.input("skip", s), some_weight(r, b, "g", last)};
+  int extra = static_cast<int>(pick(r, 0, op == "ort_skip_layernorm" ? 2 : 1));
+  for (int i = 0; i < extra; ++i) ins.push_back(some_weight(r, b, "v" + std::to_string(i), last));
+  auto outs = b.op_multi(op, ins, {{"epsilon", 1e-3}});
+  b.output("y", outs[0]);
+  b.output("sum", outs[1]);
+  return {b.finish(), nullptr};
 }
 
 Case reduce_mean_case(Rng& r) {
@@ -463,8 +494,8 @@ Case const_case(Rng& r, const std::string& op) {
 const std::map<std::string, CaseFn>& cases() {
   static const std::map<std::string, CaseFn> m = [] {
     std::map<std::string, CaseFn> c;
-    for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity",
-                           "relu6", "hardswish", "silu"})
+    for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "erf", "exp", "sqrt",
+                           "identity", "relu6", "hardswish", "silu"})
       c[op] = [op](Rng& r) { return unary_case(r, op); };
     for (const char* op : {"ewadd", "ewmul"})
       c[op] = [op](Rng& r) { return same_shape_case(r, op); };
@@ -488,7 +519,12 @@ const std::map<std::string, CaseFn>& cases() {
     c["slice"] = slice_case;
     c["batchnorm"] = batchnorm_case;
     c["softmax"] = softmax_case;
-    c["layernorm"] = layernorm_case;
+    for (const char* op : {"layernorm", "rms_norm"})
+      c[op] = [op](Rng& r) { return norm_case(r, op); };
+    for (const char* op :
+         {"ort_bias_gelu", "ort_fast_gelu", "ort_quick_gelu", "ort_fused_matmul",
+          "ort_skip_layernorm", "ort_skip_simplified_layernorm", "ort_simplified_layernorm"})
+      c[op] = [op](Rng& r) { return fused_case(r, op); };
     c["reduce_mean"] = reduce_mean_case;
     c["reduce_sum"] = reduce_sum_case;
     for (const char* op : {"clip", "hardsigmoid", "leaky_relu", "pow"})

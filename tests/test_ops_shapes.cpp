@@ -24,22 +24,88 @@ Shape shape0(std::string_view op, const std::vector<Shape>& ins, Attrs a = {}) {
 
 // Every operator in the registry must be covered below; adding one means adding its cases.
 TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
-  const std::set<std::string> covered = {
-      "input",         "weight",       "const_pool", "const_iconv",
-      "const_imatmul", "const_iewmul", "ewadd",      "ewmul",
-      "add",           "sub",          "mul",        "div",
-      "smul",          "relu",         "sigmoid",    "tanh",
-      "gelu",          "erf",          "exp",        "sqrt",
-      "identity",      "matmul",       "transpose",  "conv",
-      "enlarge",       "poolavg",      "poolmax",    "global_avgpool",
-      "concat",        "split",        "reshape",    "flatten",
-      "pad",           "slice",        "batchnorm",  "softmax",
-      "layernorm",     "reduce_mean",  "opaque",     "conv_add",
-      "relu6",         "hardswish",    "silu",       "clip",
-      "hardsigmoid",   "leaky_relu",   "pow",        "prelu",
-      "reduce_sum",    "expand",       "gather",     "resize"};
+  const std::set<std::string> covered = {"input",
+                                         "weight",
+                                         "const_pool",
+                                         "const_iconv",
+                                         "const_imatmul",
+                                         "const_iewmul",
+                                         "ewadd",
+                                         "ewmul",
+                                         "add",
+                                         "sub",
+                                         "mul",
+                                         "div",
+                                         "smul",
+                                         "relu",
+                                         "sigmoid",
+                                         "tanh",
+                                         "gelu",
+                                         "erf",
+                                         "exp",
+                                         "sqrt",
+                                         "identity",
+                                         "matmul",
+                                         "transpose",
+                                         "conv",
+                                         "enlarge",
+                                         "poolavg",
+                                         "poolmax",
+                                         "global_avgpool",
+                                         "concat",
+                                         "split",
+                                         "reshape",
+                                         "flatten",
+                                         "pad",
+                                         "slice",
+                                         "batchnorm",
+                                         "softmax",
+                                         "layernorm",
+                                         "reduce_mean",
+                                         "opaque",
+                                         "conv_add",
+                                         "relu6",
+                                         "hardswish",
+                                         "silu",
+                                         "clip",
+                                         "hardsigmoid",
+                                         "leaky_relu",
+                                         "pow",
+                                         "prelu",
+                                         "reduce_sum",
+                                         "expand",
+                                         "gather",
+                                         "resize",
+                                         "gelu_tanh",
+                                         "rms_norm",
+                                         "ort_bias_gelu",
+                                         "ort_fast_gelu",
+                                         "ort_quick_gelu",
+                                         "ort_fused_matmul",
+                                         "ort_skip_layernorm",
+                                         "ort_skip_simplified_layernorm",
+                                         "ort_simplified_layernorm"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
+}
+
+TEST(OpsShapes, NormalizationsAndFusedOperatorsKeepTheInputsShape) {
+  EXPECT_EQ(shape0("gelu_tanh", {{2, 3}}), (Shape{2, 3}));
+  EXPECT_EQ(shape0("rms_norm", {{2, 3, 4}, {4}}), (Shape{2, 3, 4}));
+  EXPECT_EQ(shape0("rms_norm", {{2, 3, 4}, {3, 4}}, {{"axis", 1}}), (Shape{2, 3, 4}));
+  EXPECT_TRUE(contains(infer_error("rms_norm", {{2, 3, 4}, {3}}), "scale must be [4]"));
+  EXPECT_EQ(shape0("ort_bias_gelu", {{2, 3, 4}, {4}}), (Shape{2, 3, 4}));
+  EXPECT_EQ(shape0("ort_fast_gelu", {{2, 3, 4}}), (Shape{2, 3, 4}));
+  EXPECT_EQ(shape0("ort_quick_gelu", {{5}}), (Shape{5}));
+  EXPECT_EQ(shape0("ort_simplified_layernorm", {{2, 4}, {4}}), (Shape{2, 4}));
+  EXPECT_EQ(shape0("ort_fused_matmul", {{2, 5, 3}, {2, 4, 5}},
+                   {{"transA", int64_t{1}}, {"transB", int64_t{1}}}),
+            (Shape{2, 3, 4}));
+  auto skip = infer("ort_skip_layernorm", std::vector<Shape>{{2, 3, 4}, {2, 3, 4}, {4}, {4}, {4}});
+  ASSERT_EQ(skip.size(), 2u);
+  EXPECT_EQ(skip[1].shape, (Shape{2, 3, 4}));
+  EXPECT_EQ(infer("ort_skip_simplified_layernorm", std::vector<Shape>{{3, 4}, {3, 4}, {4}}).size(),
+            2u);
 }
 
 TEST(OpsShapes, EveryComputeOperatorHasBothKernels) {

@@ -80,7 +80,9 @@ std::map<std::string, int> op_types(const std::string& bytes) {
 ort::Worker& worker() {
   static ort::Worker w([] {
     ort::WorkerOptions o;
-    o.script = driver::ort_worker_script();
+    auto c = driver::ort_worker_command();
+    o.interpreter = c.interpreter;
+    o.script = c.script;
     return o;
   }());
   return w;

@@ -36,10 +36,12 @@ std::string chain_model(const std::string& dir, const std::string& name, int mat
   return path;
 }
 
-// The worker the driver starts: the shipped tools/ort_worker.js.
+// The worker the driver starts (GRAPHSUB_ORT_WORKER picks the Node.js or the Python one).
 ort::WorkerOptions shipped_worker() {
   ort::WorkerOptions o;
-  o.script = driver::ort_worker_script();
+  auto c = driver::ort_worker_command();
+  o.interpreter = c.interpreter;
+  o.script = c.script;
   return o;
 }
 
@@ -83,6 +85,7 @@ TEST(OrtWorker, AWorkerOfAnotherProtocolIsRefused) {
                            "JSON.stringify({ok: true, protocol: 99, ort: '0', node: '0'}) + "
                            "'\\n'); });\n";
   ort::WorkerOptions o = shipped_worker();
+  o.interpreter = "node";
   o.script = script;
   try {
     ort::Worker w(o);
@@ -96,7 +99,7 @@ TEST(OrtWorker, AWorkerOfAnotherProtocolIsRefused) {
 TEST(OrtWorker, MissingNodeIsReportedNotFatal) {
   std::string why;
   ort::WorkerOptions o = shipped_worker();
-  o.node = "/nonexistent/bin/node";
+  o.interpreter = "/nonexistent/bin/node";
   auto w = ort::try_start_worker(&why, o);
   EXPECT_EQ(w, nullptr);
   EXPECT_NE(why.find("/nonexistent/bin/node"), std::string::npos) << why;
@@ -625,6 +628,26 @@ TEST(OrtCostModel, PricesByKernelTimeAndCachesTheTable) {
   EXPECT_DOUBLE_EQ(again.weight_us_per_mb(), streaming);
 }
 
+// A runtime's fused kernel is priced like every operator: its one-node model (the
+// com.microsoft node the exporter writes) runs in ONNX Runtime with profiling.
+TEST(OrtCostModel, PricesAFusedOperatorByRunningItsOwnNode) {
+  std::string dir = scratch_dir("ort_cost_fused");
+  std::filesystem::remove_all(dir);
+  GraphBuilder b;
+  auto x = b.input("x", {1, 64, 256});
+  auto s = b.input("s", {1, 64, 256});
+  Graph g = b.finish();
+  TensorType v;
+  v.shape = {256};
+  NodeId gamma = g.add_weight("gamma", v, std::make_shared<std::vector<float>>(256, 1.0f));
+  NodeId beta = g.add_weight("beta", v, std::make_shared<std::vector<float>>(256, 0.0f));
+  NodeId n = g.add("ort_skip_layernorm", {x, s, {gamma, 0}, {beta, 0}}, {{"epsilon", 1e-5}});
+  g.add_output("y", {n, 0});
+  ort::OrtCostModel m(shared_worker(), dir, 1, null_reporter());
+  EXPECT_GT(price_of(m, g, "ort_skip_layernorm"), 0.0);
+  EXPECT_EQ(m.table_size(), 1u);
+}
+
 // What a price means changed (layout reorders left out): a table saved under an older
 // version is measured again, not read.
 TEST(OrtCostModel, ATableOfAnOlderVersionIsMeasuredAgain) {
@@ -680,7 +703,7 @@ TEST(OrtTarget, DefaultIsOnnxRuntimeAndFallsBackToOnednnWithAReason) {
   EXPECT_EQ(t.name, "ort");
   EXPECT_NE(t.worker, nullptr);
   ort::WorkerOptions missing = shipped_worker();
-  missing.node = "/nonexistent/node";
+  missing.interpreter = "/nonexistent/node";
   auto f = ort::open_target("", missing);
   EXPECT_EQ(f.name, "onednn");
   EXPECT_EQ(f.worker, nullptr);
@@ -689,7 +712,7 @@ TEST(OrtTarget, DefaultIsOnnxRuntimeAndFallsBackToOnednnWithAReason) {
 
 TEST(OrtTarget, ExplicitOrtThatCannotStartIsAnErrorAndUnknownNamesAreListed) {
   ort::WorkerOptions missing = shipped_worker();
-  missing.node = "/nonexistent/node";
+  missing.interpreter = "/nonexistent/node";
   EXPECT_THROW(ort::open_target("ort", missing), Error);
   EXPECT_EQ(ort::open_target("onednn", missing).name, "onednn");
   try {

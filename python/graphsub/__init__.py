@@ -14,7 +14,7 @@ import os
 from . import _graphsub
 from ._graphsub import Error, OptionError
 
-__all__ = ["Error", "OptionError", "CheckError", "TARGETS", "optimize", "verify",
+__all__ = ["Error", "OptionError", "CheckError", "TARGETS", "optimize", "evaluate", "verify",
            "check_axioms", "generate", "rules"]
 
 #: The runtimes optimize() can price graphs for (its target=).
@@ -112,6 +112,30 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
     if failure:
         raise CheckError(failure, report)
     return onnx.load_from_string(out), report
+
+
+def evaluate(model, inputs, *, progress=None):
+    """Runs an ONNX model with graphsub's reference kernels, the semantics its rules are
+    proved under, and returns {output name: numpy float32 array}, in the model's order.
+
+    model: onnx.ModelProto, serialized bytes, or a path. inputs: {input name: array-like},
+    one float tensor per graph input; a symbolic dimension takes the size fed. Raises Error
+    for an unreadable model, a missing or misshapen input, or an operator graphsub keeps
+    opaque (it has no semantics for it).
+    """
+    import numpy as np  # only this function needs numpy
+
+    data, path = _model_source(model)
+    if data is None:
+        with open(path, "rb") as f:
+            data = f.read()
+    feeds = []
+    for name, value in inputs.items():
+        a = np.ascontiguousarray(value, dtype=np.float32)
+        feeds.append((name, list(a.shape), a.tobytes()))
+    outs = _graphsub.evaluate(model_bytes=data, inputs=feeds, progress=progress)
+    return {name: np.frombuffer(raw, dtype=np.float32).reshape(shape).copy()
+            for name, shape, raw in outs}
 
 
 def _rule_source(rules):

@@ -75,8 +75,35 @@ std::vector<std::string> shipped_rule_files() {
   return files;
 }
 
-std::string ort_worker_script() {
-  return (fs::path(data_dir()) / "tools" / "ort_worker.js").string();
+namespace {
+
+// The Python of the virtual environment holding this binary (the folder with pyvenv.cfg above
+// it: the graphsub package installed with pip), or "" outside one.
+std::string own_venv_python() {
+  std::error_code ec;
+  for (fs::path dir = own_binary().parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_regular_file(dir / "pyvenv.cfg", ec) && fs::exists(dir / "bin" / "python", ec))
+      return (dir / "bin" / "python").string();
+    if (dir == dir.root_path()) break;
+  }
+  return "";
+}
+
+}  // namespace
+
+OrtWorkerCommand ort_worker_command() {
+  const char* choice = std::getenv("GRAPHSUB_ORT_WORKER");
+  std::string which = choice ? choice : "";
+  fs::path tools = fs::path(data_dir()) / "tools";
+  if (which.empty() || which == "node") return {"node", (tools / "ort_worker.js").string()};
+  if (which != "python")
+    throw Error(fmt::format("GRAPHSUB_ORT_WORKER={}: not a worker (node or python)", which));
+  std::string python;
+  if (const char* env = std::getenv("GRAPHSUB_PYTHON"); env != nullptr && *env != '\0')
+    python = env;
+  if (python.empty()) python = own_venv_python();
+  if (python.empty()) python = "python3";
+  return {python, (tools / "ort_worker.py").string()};
 }
 
 opt::RuleLibraryOptions resolved(opt::RuleLibraryOptions o) {

@@ -23,8 +23,15 @@ std::string shipped_axioms();
 // over the activations of modern networks) and rules/indexing.rules (generated over
 // reductions, expand, gather, nearest resize, broadcasting add and mul), those present.
 std::vector<std::string> shipped_rule_files();
-// tools/ort_worker.js.
-std::string ort_worker_script();
+// The ONNX Runtime worker to start (docs/ort-worker.md): by default tools/ort_worker.js under
+// `node` (npm's onnxruntime-node); with GRAPHSUB_ORT_WORKER=python, tools/ort_worker.py under
+// $GRAPHSUB_PYTHON, else the Python of the virtual environment the binary is installed in
+// (the graphsub package's), else `python3`: the PyPI onnxruntime that Python imports.
+// Another value of GRAPHSUB_ORT_WORKER is an Error naming it.
+struct OrtWorkerCommand {
+  std::string interpreter, script;
+};
+OrtWorkerCommand ort_worker_command();
 
 // `o` with the shipped rule files when it names none, and the shipped axioms (when a data
 // folder is found).

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -33,14 +34,19 @@ namespace {
 // path and its finalists): enough to spread the costs beyond the search's own graphs.
 constexpr int kDumpedRandomSamples = 6;
 
-// The shipped ONNX Runtime worker. Without a data folder the script stays empty and the
-// worker's error says what is missing.
+// The shipped ONNX Runtime worker (driver/data_paths.h picks which). Without a data folder
+// the script stays empty and the worker's error says what is missing.
 ort::WorkerOptions worker_options() {
   ort::WorkerOptions w;
+  OrtWorkerCommand c;
   try {
-    w.script = ort_worker_script();
-  } catch (const Error&) {
+    c = ort_worker_command();
+  } catch (const Error& e) {
+    if (std::getenv("GRAPHSUB_ORT_WORKER")) throw;  // a bad choice is the user's error
+    return w;
   }
+  w.interpreter = c.interpreter;
+  w.script = c.script;
   return w;
 }
 

@@ -13,64 +13,15 @@
 // its parameter, anchored where the real functions meet: clip 0_6 is relu6's stand-in,
 // hardsigmoid 1/6_1/2 is hardswish's gate (hardswish(x) = x * hardsigmoid(x) there), and
 // pow with a small integral exponent is the exact power (wrap-around arithmetic is a ring).
-#include <charconv>
 #include <cstring>
 #include <limits>
 
 #include "ops/families.h"
+#include "ops/float_params.h"
 #include "ops/kernel_util.h"
 
 namespace graphsub {
 namespace {
-
-// ---- the parameter of the axiom language: the float attributes, spelled exactly ----
-
-std::string float_str(float v) {
-  return fmt::format("{}", v);
-}
-
-std::optional<float> parse_float(std::string_view s) {
-  float v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
-// The attribute values an axiom parameter spells, in the order of `names`.
-std::vector<float> param_floats(std::string_view op, std::span<const AxiomParam> p, size_t count) {
-  if (p.size() != 1) throw Error(fmt::format("{}: expected one parameter", op));
-  if (const auto* i = std::get_if<int64_t>(&p[0])) {
-    if (count == 1) return {static_cast<float>(*i)};
-    throw Error(fmt::format("{}: parameter {} must spell {} values joined by '_'", op, *i, count));
-  }
-  const std::string& s = std::get<std::string>(p[0]);
-  std::vector<float> out;
-  size_t start = 0;
-  while (true) {
-    size_t end = s.find('_', start);
-    auto v = parse_float(std::string_view(s).substr(start, end - start));
-    if (!v) throw Error(fmt::format("{}: parameter '{}' is not a number", op, s));
-    out.push_back(*v);
-    if (end == std::string::npos) break;
-    start = end + 1;
-  }
-  if (out.size() != count)
-    throw Error(
-        fmt::format("{}: parameter '{}' spells {} values, not {}", op, s, out.size(), count));
-  return out;
-}
-
-// The parameter spelling the given values; nullopt for NaN (no exact spelling is needed).
-std::optional<AxiomParam> floats_param(const std::vector<float>& v) {
-  for (float x : v)
-    if (std::isnan(x)) return std::nullopt;
-  if (v.size() == 1 && std::isfinite(v[0]) && v[0] == std::nearbyint(v[0]) &&
-      std::fabs(v[0]) < 1e15f && !(v[0] == 0 && std::signbit(v[0])))
-    return AxiomParam{static_cast<int64_t>(v[0])};
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "_" : "") + float_str(v[i]);
-  return AxiomParam{s};
-}
 
 // A parameter-dependent uint32 coefficient: zero at the anchor values.
 uint32_t mix(const std::vector<float>& v, const std::vector<float>& anchor) {

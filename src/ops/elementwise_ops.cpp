@@ -161,6 +161,12 @@ struct Silu {
     return Scalar<T>::silu(x);
   }
 };
+struct GeluTanh {
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::gelu_tanh(x);
+  }
+};
 struct Identity {
   template <class T>
   static T apply(T x) {
@@ -221,7 +227,8 @@ void register_elementwise_ops(std::vector<OpDef>& defs) {
   defs.push_back(unary<Relu>("relu", "relu"));
   defs.push_back(unary<Sigmoid>("sigmoid", "sigmoid"));
   defs.push_back(unary<Tanh>("tanh", "tanh"));
-  defs.push_back(unary<Gelu>("gelu", ""));
+  defs.push_back(unary<Gelu>("gelu", "gelu"));
+  defs.push_back(unary<GeluTanh>("gelu_tanh", "gelu_tanh"));
   defs.push_back(unary<Erf>("erf", ""));
   defs.push_back(unary<Exp>("exp", ""));
   defs.push_back(unary<Sqrt>("sqrt", ""));

@@ -17,5 +17,6 @@ void register_shape_ops(std::vector<OpDef>& defs);        // concat, split
 void register_reshape_ops(std::vector<OpDef>& defs);      // reshape, flatten, pad, slice
 void register_norm_ops(std::vector<OpDef>& defs);         // batchnorm, softmax, layernorm, reduce
 void register_opaque_ops(std::vector<OpDef>& defs);       // opaque
+void register_fused_ops(std::vector<OpDef>& defs);        // runtimes' fused kernels
 
 }  // namespace graphsub

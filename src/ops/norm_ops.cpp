@@ -2,6 +2,7 @@
 // trailing axes from `axis`), reduce_mean and reduce_sum. Written over T like every kernel: for
 // uint32 the exp/sqrt stand-ins and modular division make them exact, deterministic fingerprints.
 #include "ops/families.h"
+#include "ops/float_params.h"
 #include "ops/kernel_util.h"
 #include "ops/split_trees.h"
 
@@ -123,6 +124,39 @@ void kernel_layernorm(const KernelIO<T>& io) {
   }
 }
 
+// ---- rms_norm over the axes [axis, rank): x / sqrt(mean(x^2) + eps) * scale (ONNX's
+// RMSNormalization, opset 23, in the order of its function body) ----
+std::vector<TensorType> infer_rms_norm(const Attrs& a, std::span<const TensorType> in) {
+  const TensorType& x = in[0];
+  size_t axis = static_cast<size_t>(norm_axis("rms_norm", a.i("axis"), x.rank()));
+  Shape norm_shape(x.shape.begin() + static_cast<int64_t>(axis), x.shape.end());
+  if (in[1].shape != norm_shape)
+    throw Error(fmt::format("rms_norm: scale must be {} (the axes from {} of {}), got {}",
+                            shape_str(norm_shape), axis, shape_str(x.shape),
+                            shape_str(in[1].shape)));
+  return {keep_splits_outside(x, axis, x.shape.size())};
+}
+
+template <class T>
+void kernel_rms_norm(const KernelIO<T>& io) {
+  const Shape& xs = io.in_types[0].shape;
+  if (numel(xs) == 0) return;
+  int64_t axis = norm_axis("rms_norm", io.attrs.i("axis"), static_cast<int64_t>(xs.size()));
+  int64_t len = numel(Shape(xs.begin() + axis, xs.end()));
+  int64_t rows = numel(xs) / len;
+  T inv_len = Scalar<T>::mean_factor(len);
+  T eps = Scalar<T>::from_double(io.attrs.f("epsilon"));
+  const T* scale = io.in[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* x = io.in[0] + r * len;
+    T* y = io.out[0] + r * len;
+    T sq{};
+    for (int64_t i = 0; i < len; ++i) sq += x[i] * x[i];
+    T inv_rms = Scalar<T>::div(Scalar<T>::from_int(1), Scalar<T>::sqrt(sq * inv_len + eps));
+    for (int64_t i = 0; i < len; ++i) y[i] = x[i] * inv_rms * scale[i];
+  }
+}
+
 // ---- reduce_mean / reduce_sum over `axes` (empty: all axes) ----
 std::vector<bool> reduced_axes(const Attrs& a, const TensorType& x) {
   std::vector<bool> red(x.shape.size(), a.ints("axes").empty());
@@ -231,17 +265,39 @@ void register_norm_ops(std::vector<OpDef>& defs) {
        .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
          return cost_per_input(5, in, out);
        }});
+  // In the axiom language both normalize over the last axis, with epsilon as the one
+  // parameter: (layernorm ?eps ?x ?scale) (the bias, optional, is left out) and
+  // (rms_norm ?eps ?x ?scale).
   defs.push_back(
       {.name = "layernorm",
+       .axiom_name = "layernorm",
        .min_inputs = 2,
        .max_inputs = 3,
        .attrs = {int_attr("axis", -1), epsilon_attr()},
        .infer = infer_layernorm,
        .kernel_f32 = kernel_layernorm<float>,
        .kernel_u32 = kernel_layernorm<uint32_t>,
-       .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-         return cost_per_input(8, in, out);
-       }});
+       .cost = [](const Attrs&, std::span<const TensorType> in,
+                  std::span<const TensorType> out) { return cost_per_input(8, in, out); },
+       .standin = true,
+       .axiom_params = {"eps"},
+       .params_to_attrs = epsilon_params_to_attrs,
+       .attrs_to_params = last_axis_epsilon_params});
+  defs.push_back(
+      {.name = "rms_norm",
+       .axiom_name = "rms_norm",
+       .min_inputs = 2,
+       .max_inputs = 2,
+       .attrs = {int_attr("axis", -1), epsilon_attr(), int_attr("stash_type", 1)},
+       .infer = infer_rms_norm,
+       .kernel_f32 = kernel_rms_norm<float>,
+       .kernel_u32 = kernel_rms_norm<uint32_t>,
+       .cost = [](const Attrs&, std::span<const TensorType> in,
+                  std::span<const TensorType> out) { return cost_per_input(5, in, out); },
+       .standin = true,
+       .axiom_params = {"eps"},
+       .params_to_attrs = epsilon_params_to_attrs,
+       .attrs_to_params = last_axis_epsilon_params});
   for (bool mean : {true, false})
     defs.push_back(
         {.name = mean ? "reduce_mean" : "reduce_sum",

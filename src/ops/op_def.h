@@ -68,6 +68,10 @@ struct OpDef {
   // The uint32 kernel uses a non-linear polynomial stand-in (src/ops/scalar.h): its exact
   // values say nothing about the real function, so numeric checks compare floats only.
   bool standin = false;
+  // The runtime whose fused kernel this operator is ("onnxruntime" for the com.microsoft
+  // operators, src/ops/fused_ops.cpp); empty for operators every runtime runs. A graph holding
+  // one runs only there: the optimizer introduces it only for a target of that runtime.
+  std::string_view runtime;
 
   // Binding to the axiom/rule language (generator operators only). A term applies an operator
   // to its parameter arguments first, then its tensor arguments: (conv ?s ?p ?c ?x ?w).

@@ -28,6 +28,10 @@ struct Scalar<float> {
   static float erf(float x) { return std::erf(x); }
   static float sqrt(float x) { return std::sqrt(x); }
   static float gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f)); }
+  // Gelu's tanh approximation (ONNX Gelu approximate="tanh", ONNX Runtime's FastGelu).
+  static float gelu_tanh(float x) {
+    return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+  }
   static float relu6(float x) { return std::min(std::max(x, 0.0f), 6.0f); }
   // ONNX HardSwish: x * max(0, min(1, x/6 + 1/2)).
   static float hardswish(float x) { return x * std::min(std::max(x / 6.0f + 0.5f, 0.0f), 1.0f); }
@@ -68,6 +72,7 @@ struct Scalar<uint32_t> {
   static U erf(U x) { return x * (x * 29u + 31u) + 37u; }
   static U sqrt(U x) { return x * (x * 41u + 43u) + 47u; }
   static U gelu(U x) { return x * (x * 53u + 59u) + 61u; }
+  static U gelu_tanh(U x) { return x * (x * 97u + 101u) + 103u; }
   static U relu6(U x) { return x * (x * 67u + 71u) + 73u; }
   // hardswish and silu are x times a gate, as in the reals, so that silu(x) and
   // ewmul(x, sigmoid(x)) share their fingerprint; hardswish's gate is its own stand-in.

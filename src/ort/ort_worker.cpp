@@ -22,7 +22,7 @@ namespace graphsub::ort {
 Worker::Worker(const WorkerOptions& opts) : opts_(opts) {
   if (opts_.script.empty())
     throw Error(
-        "ONNX Runtime target: tools/ort_worker.js not found (no data folder: set "
+        "ONNX Runtime target: the worker script (tools/) was not found (no data folder: set "
         "GRAPHSUB_DATA_DIR to the folder holding specs/ and tools/)");
   if (!std::filesystem::is_regular_file(opts_.script))
     throw Error(fmt::format("ONNX Runtime target: {} not found", opts_.script));
@@ -37,7 +37,7 @@ Worker::Worker(const WorkerOptions& opts) : opts_(opts) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, in_pipe[0], 0);
   posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-  std::string node = opts_.node, script = opts_.script;
+  std::string node = opts_.interpreter, script = opts_.script;
   char* argv[] = {node.data(), script.data(), nullptr};
   int rc = posix_spawnp(&pid_, node.c_str(), &fa, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -124,7 +124,11 @@ std::string Worker::read_line() {
     char chunk[65536];
     ssize_t n = read(from_child_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw Error("ONNX Runtime worker exited (is onnxruntime-node installed?)");
+    if (n <= 0)
+      throw Error(
+          fmt::format("ONNX Runtime worker ({} {}) exited (is its ONNX Runtime package "
+                      "installed?)",
+                      opts_.interpreter, opts_.script));
     buffer_.append(chunk, static_cast<size_t>(n));
   }
 }

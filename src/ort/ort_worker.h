@@ -1,8 +1,9 @@
 #pragma once
-// The one place that talks to ONNX Runtime: a long-lived Node.js process running
-// tools/ort_worker.js (onnxruntime-node, the package the setup installs), driven over a pipe
-// with one JSON request and one JSON reply per line. Sessions stay loaded between requests, so
-// models can be timed against each other in one process, alternated run by run.
+// The one place that talks to ONNX Runtime: a long-lived worker process, tools/ort_worker.js
+// under Node.js (npm's onnxruntime-node) or tools/ort_worker.py under Python (PyPI's
+// onnxruntime), both speaking the protocol of docs/ort-worker.md, driven over a pipe with one
+// JSON request and one JSON reply per line. Sessions stay loaded between requests, so models
+// can be timed against each other in one process, alternated run by run.
 #include <sys/types.h>
 
 #include <chrono>
@@ -15,8 +16,9 @@
 namespace graphsub::ort {
 
 struct WorkerOptions {
-  std::string node = "node";  // the Node.js executable (looked up on PATH)
-  // tools/ort_worker.js as the caller resolved it (driver/data_paths.h, the one lookup);
+  // The program that runs the script: Node.js or a Python (looked up on PATH).
+  std::string interpreter = "node";
+  // The worker script as the caller resolved it (driver/data_paths.h, the one lookup);
   // empty: the worker cannot start, and says so.
   std::string script;
   // A request that gets no reply in this time ends the worker with an error naming it (a
@@ -24,13 +26,13 @@ struct WorkerOptions {
   std::chrono::seconds reply_timeout{300};
 };
 
-// The version of docs/ort-worker.md this client speaks (tools/ort_worker.js's PROTOCOL).
+// The version of docs/ort-worker.md this client speaks (the PROTOCOL of both worker scripts).
 inline constexpr int kWorkerProtocol = 1;
 
 class Worker {
  public:
-  // Starts the worker and greets it; throws Error naming what is missing (Node.js, the
-  // script, the onnxruntime-node package) when it cannot run.
+  // Starts the worker and greets it; throws Error naming what is missing (the interpreter,
+  // the script, the ONNX Runtime package) when it cannot run.
   explicit Worker(const WorkerOptions& opts = {});
   ~Worker();
   Worker(const Worker&) = delete;

@@ -94,8 +94,14 @@ Shape alt_shape(const Shape& s, Role role) {
 
 std::vector<std::string> all_generator_ops() {
   std::vector<std::string> names;
-  for (const OpDef* d : all_ops())
-    if (!d->axiom_name.empty()) names.push_back(d->axiom_name);
+  for (const OpDef* d : all_ops()) {
+    // A runtime's fused kernel is generated only when named (the portable set stays
+    // portable), and the enumerator applies operators of at most kMaxArity tensor inputs.
+    if (d->axiom_name.empty() || !d->runtime.empty()) continue;
+    int arity = d->max_inputs < 0 ? std::max(d->min_inputs, 2) : d->min_inputs;
+    if (d->cls != OpClass::Source && arity > kMaxArity) continue;
+    names.push_back(d->axiom_name);
+  }
   return names;  // sorted by IR name, which is deterministic
 }
 

@@ -7,6 +7,7 @@
 #include "onnx/export/export_context.h"
 #include "onnx/format/opaque_attrs.h"
 #include "onnx/format/operator_versions.h"
+#include "onnx/format/runtime_operators.h"
 #include "onnx/format/tensor_proto.h"
 
 namespace graphsub {
@@ -401,18 +402,25 @@ void reduce_sum(Ctx& x) {
   reduce_node(x, "ReduceSum", 13, x.in[0], x.out[0], reduced_axes(x), x.n.attrs.i("keepdims"));
 }
 
-void layernorm(Ctx& x) {
+// A normalization over the axes from `axis` (layernorm, rms_norm): as the one ONNX node
+// `op_type` from opset `since` (true), else the axes the caller's formula reduces over.
+bool normalization_node(Ctx& x, const char* op_type, int64_t since, std::vector<int64_t>& axes) {
   int64_t axis = axis_of(x, x.n.attrs.i("axis"));
-  float eps = static_cast<float>(x.n.attrs.f("epsilon"));
-  if (x.c.opset >= 17) {
-    NodeProto& node = x.node("LayerNormalization", x.in, {x.out[0]});
+  if (x.c.opset >= since) {
+    NodeProto& node = x.node(op_type, x.in, {x.out[0]});
     set_attr(node, "axis", axis);
-    set_attr(node, "epsilon", eps);
-    return;
+    set_attr(node, "epsilon", static_cast<float>(x.n.attrs.f("epsilon")));
+    return true;
   }
-  // (x - mean) / sqrt(var + eps) * scale + bias over the axes from `axis`.
-  std::vector<int64_t> axes;
   for (int64_t a = axis; a < x.rank(0); ++a) axes.push_back(a);
+  return false;
+}
+
+void layernorm(Ctx& x) {
+  std::vector<int64_t> axes;
+  if (normalization_node(x, "LayerNormalization", 17, axes)) return;
+  // (x - mean) / sqrt(var + eps) * scale + bias over the axes from `axis`.
+  float eps = static_cast<float>(x.n.attrs.f("epsilon"));
   std::string mean = x.tmp("mean"), d = x.tmp("centred"), sq = x.tmp("sq"), var = x.tmp("var"),
               ve = x.tmp("var_eps"), sd = x.tmp("std"), norm = x.tmp("norm");
   reduce_mean_node(x, x.in[0], mean, axes, 1);
@@ -428,6 +436,79 @@ void layernorm(Ctx& x) {
     x.node("Add", {scaled, x.in[2]}, {x.out[0]});
   } else {
     x.node("Mul", {norm, x.in[1]}, {x.out[0]});
+  }
+}
+
+// rms_norm: RMSNormalization from opset 23; before, its function body (x * 1/sqrt(mean(x^2) +
+// eps) * scale over the axes from `axis`).
+void rms_norm(Ctx& x) {
+  std::vector<int64_t> axes;
+  if (normalization_node(x, "RMSNormalization", 23, axes)) return;
+  float eps = static_cast<float>(x.n.attrs.f("epsilon"));
+  std::string sq = x.tmp("sq"), ms = x.tmp("mean_sq"), me = x.tmp("mean_sq_eps"),
+              rms = x.tmp("rms"), inv = x.tmp("inv_rms"), norm = x.tmp("norm");
+  x.node("Mul", {x.in[0], x.in[0]}, {sq});
+  reduce_mean_node(x, sq, ms, axes, 1);
+  x.node("Add", {ms, x.c.float_const(x.base + "_eps", eps)}, {me});
+  x.node("Sqrt", {me}, {rms});
+  x.node("Reciprocal", {rms}, {inv});
+  x.node("Mul", {x.in[0], inv}, {norm});
+  x.node("Mul", {norm, x.in[1]}, {x.out[0]});
+}
+
+// gelu_tanh: Gelu approximate="tanh" from opset 20; before, the formula
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+void gelu_tanh(Ctx& x) {
+  if (x.c.opset >= 20) {
+    NodeProto& node = x.node("Gelu", {x.in[0]}, {x.out[0]});
+    auto* a = node.add_attribute();
+    a->set_name("approximate");
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s("tanh");
+    return;
+  }
+  std::string x2 = x.tmp("x2"), x3 = x.tmp("x3"), cx3 = x.tmp("c_x3"), inner = x.tmp("inner"),
+              arg = x.tmp("arg"), t = x.tmp("tanh"), one = x.tmp("one_plus"),
+              prod = x.tmp("x_times");
+  x.node("Mul", {x.in[0], x.in[0]}, {x2});
+  x.node("Mul", {x2, x.in[0]}, {x3});
+  x.node("Mul", {x3, x.c.float_const(x.base + "_cubic", 0.044715f)}, {cx3});
+  x.node("Add", {x.in[0], cx3}, {inner});
+  x.node("Mul", {inner, x.c.float_const(x.base + "_k", 0.7978845608028654f)}, {arg});
+  x.node("Tanh", {arg}, {t});
+  x.node("Add", {t, x.c.float_const(x.base + "_one", 1.0f)}, {one});
+  x.node("Mul", {x.in[0], one}, {prod});
+  x.node("Mul", {prod, x.c.float_const(x.base + "_half", 0.5f)}, {x.out[0]});
+}
+
+// A runtime's fused operator: its node by the table of onnx/format/runtime_operators.h, every
+// IR attribute written under its own name.
+void runtime_operator(Ctx& x) {
+  const RuntimeOperator* r = runtime_operator_of(x.n.op->name);
+  if (!r) throw Error(fmt::format("export: no ONNX node for {}", x.n.op->name));
+  std::vector<std::string> outs;
+  for (size_t k = 0; k < x.out.size(); ++k) {
+    auto at = static_cast<size_t>(r->outputs[k]);
+    if (outs.size() <= at) outs.resize(at + 1);
+    outs[at] = x.out[k];
+  }
+  NodeProto& node = x.node(std::string(r->op_type), x.in, outs);
+  if (!r->domain.empty()) {
+    node.set_domain(std::string(r->domain));
+    x.c.domains.insert(std::string(r->domain));
+  }
+  for (const AttrSpec& s : x.n.op->attrs) {
+    const AttrValue* v = x.n.attrs.find(s.name);
+    if (!v) continue;
+    if (const auto* i = std::get_if<int64_t>(v))
+      set_attr(node, s.name, *i);
+    else if (const auto* f = std::get_if<double>(v))
+      set_attr(node, s.name, static_cast<float>(*f));
+    else if (const auto* l = std::get_if<std::vector<int64_t>>(v))
+      set_attr(node, s.name, *l);
+    else
+      throw Error(
+          fmt::format("export: attribute '{}' of {} has no ONNX form", s.name, x.n.op->name));
   }
 }
 
@@ -502,6 +583,9 @@ const std::map<std::string, Writer>& writers() {
       {"batchnorm", batchnorm},
       {"softmax", softmax},
       {"layernorm", layernorm},
+      {"rms_norm", rms_norm},
+      {"ort_simplified_layernorm", rms_norm},  // runtime_operators.cpp says why
+      {"gelu_tanh", gelu_tanh},
       {"reduce_mean", reduce_mean},
       {"reduce_sum", reduce_sum},
       {"enlarge", enlarge},
@@ -515,13 +599,14 @@ const std::map<std::string, Writer>& writers() {
 void write_operator(ExportContext& c, NodeId id, const std::vector<std::string>& outs) {
   const Node& n = c.g.node(id);
   auto it = writers().find(n.op->name);
-  if (it == writers().end())
-    throw Error(fmt::format("export: no ONNX form for {}", c.g.describe(id)));
+  Writer write = it != writers().end() ? it->second : nullptr;
+  if (!write && !n.op->runtime.empty()) write = runtime_operator;
+  if (!write) throw Error(fmt::format("export: no ONNX form for {}", c.g.describe(id)));
   Ctx x{c, n, id, {}, outs, n.name.empty() ? fmt::format("{}_{}", n.op->name, id) : n.name};
   for (auto r : n.inputs) x.in.push_back(c.name(r));
   int first = c.gp.node_size();
-  it->second(x);
-  if (n.op->name == "opaque") return;  // written as it was read
+  write(x);
+  if (n.op->name == "opaque" || !n.op->runtime.empty()) return;  // not of the default domain
   // A file of an old opset gets only the operators that opset has (Expand from 8, Erf from
   // 9): one it lacks is an error naming the node, never a node ONNX Runtime would refuse.
   for (int i = first; i < c.gp.node_size(); ++i)

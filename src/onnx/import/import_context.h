@@ -11,6 +11,7 @@
 #include "ir/graph.h"
 #include "onnx/evaluate/shape_evaluator.h"
 #include "onnx/format/node_attrs.h"
+#include "onnx/format/runtime_operators.h"
 #include "onnx/onnx_model.h"
 
 namespace graphsub {
@@ -103,6 +104,11 @@ Converter find_converter(const std::string& op_type);
 void add_math_converters(std::map<std::string, Converter>& table);   // elementwise, Gemm, MatMul
 void add_nn_converters(std::map<std::string, Converter>& table);     // Conv, pools, norms
 void add_shape_converters(std::map<std::string, Converter>& table);  // Concat, Reshape, Pad, ...
+
+// A node of a runtime's domain (com.microsoft) as the fused operator `r` names
+// (import_runtime.cpp); throws Decline where the node has a form the operator does not.
+std::vector<TensorRef> convert_runtime_operator(ImportContext& c, const onnx::NodeProto& n,
+                                                const RuntimeOperator& r);
 
 // Throws Error naming the node and attribute when a windowed operator (Conv, pools, also
 // those kept opaque) has strides, dilations or kernel sizes below 1 or negative pads: checked

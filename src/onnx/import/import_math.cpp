@@ -193,8 +193,8 @@ std::vector<TensorRef> pow(ImportContext& c, const NodeProto& n) {
 std::vector<TensorRef> gelu(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
   std::string approx = at.s("approximate", "none");
-  if (approx != "none")
-    throw Decline{fmt::format("Gelu approximate='{}' (graphsub's gelu is exact)", approx)};
+  if (approx == "tanh") return {c.op(n, "gelu_tanh", {c.data(n, 0)})};
+  if (approx != "none") throw Decline{fmt::format("Gelu approximate='{}'", approx)};
   return {c.op(n, "gelu", {c.data(n, 0)})};
 }
 

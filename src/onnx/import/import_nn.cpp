@@ -184,6 +184,22 @@ std::vector<TensorRef> layernorm(ImportContext& c, const NodeProto& n) {
                {{"axis", axis}, {"epsilon", static_cast<double>(at.f("epsilon", 1e-5f))}})};
 }
 
+// RMSNormalization (opset 23): the scale must have the normalized axes' shape exactly (ONNX
+// allows any shape that broadcasts to them; graphsub's rms_norm reads the exact one).
+std::vector<TensorRef> rms_norm(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  TensorRef x = c.data(n, 0), scale = c.data(n, 1);
+  int64_t rank = static_cast<int64_t>(c.shape(x).size());
+  int64_t axis = onnx_axis(n, at.i("axis", -1), rank);
+  Shape norm(c.shape(x).begin() + axis, c.shape(x).end());
+  if (c.shape(scale) != norm)
+    throw Decline{fmt::format("scale {} is not the normalized shape {}", shape_str(c.shape(scale)),
+                              shape_str(norm))};
+  if (at.i("stash_type", 1) != 1) throw Decline{"stash_type other than float"};
+  return {c.op(n, "rms_norm", {x, scale},
+               {{"axis", axis}, {"epsilon", static_cast<double>(at.f("epsilon", 1e-5f))}})};
+}
+
 std::vector<TensorRef> softmax(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
   TensorRef x = c.data(n, 0);
@@ -329,6 +345,7 @@ void add_nn_converters(std::map<std::string, Converter>& t) {
   t["GlobalMaxPool"] = global_maxpool;
   t["BatchNormalization"] = batchnorm;
   t["LayerNormalization"] = layernorm;
+  t["RMSNormalization"] = rms_norm;
   t["Softmax"] = softmax;
   t["ReduceMean"] = reduce<true>;
   t["ReduceSum"] = reduce<false>;

@@ -688,21 +688,20 @@ void Importer::convert(const NodeProto& n, const std::string& node_name) {
     ImportContext& c;
     ~Unhide() { c.hidden.clear(); }
   } unhide{*ctx_};
-  bool known_domain = default_domain(n.domain()) || n.domain() == "com.microsoft";
-  Converter conv = known_domain && (default_domain(n.domain()) || n.op_type() == "Gelu")
-                       ? find_converter(n.op_type())
-                       : nullptr;
-  if (!conv) {
+  Converter conv = default_domain(n.domain()) ? find_converter(n.op_type()) : nullptr;
+  const RuntimeOperator* runtime_op =
+      conv ? nullptr : find_runtime_operator(n.domain(), n.op_type());
+  if (!conv && !runtime_op) {
     keep_opaque(n, default_domain(n.domain()) ? "no graphsub semantics for this operator"
                                               : fmt::format("operator of domain '{}'", n.domain()));
     return;
   }
-  if (auto why = unread_form(n)) {
+  if (auto why = conv ? unread_form(n) : std::nullopt) {  // ONNX's versions, for ONNX's operators
     keep_opaque(n, *why);
     return;
   }
   try {
-    bind_outputs(n, conv(*ctx_, n));
+    bind_outputs(n, conv ? conv(*ctx_, n) : convert_runtime_operator(*ctx_, n, *runtime_op));
     record_fixed_reads(n, false);
   } catch (const Decline& d) {
     keep_opaque(n, d.reason);

@@ -1,0 +1,55 @@
+#include "onnx/format/runtime_operators.h"
+
+namespace graphsub {
+namespace {
+
+constexpr std::string_view kMs = "com.microsoft";
+
+const std::vector<RuntimeOperator>& table() {
+  static const std::vector<RuntimeOperator> t = {
+      {.domain = kMs, .op_type = "BiasGelu", .ir = "ort_bias_gelu"},
+      {.domain = kMs, .op_type = "FastGelu", .ir = "ort_fast_gelu"},
+      {.domain = kMs, .op_type = "QuickGelu", .ir = "ort_quick_gelu"},
+      {.domain = kMs,
+       .op_type = "FusedMatMul",
+       .ir = "ort_fused_matmul",
+       .fixed = {{"transBatchA", 0}, {"transBatchB", 0}}},
+      {.domain = kMs,
+       .op_type = "SkipLayerNormalization",
+       .ir = "ort_skip_layernorm",
+       .outputs = {0, 3},
+       .zero_when_absent = {3}},
+      {.domain = kMs,
+       .op_type = "SkipSimplifiedLayerNormalization",
+       .ir = "ort_skip_simplified_layernorm",
+       .outputs = {0, 3}},
+      // ONNX Runtime registers this one in ONNX's domain (version 1), where onnx::checker
+      // refuses it: read, and written as rms_norm is (RMSNormalization from opset 23, its
+      // function body before, which ONNX Runtime fuses back into this node).
+      {.domain = "",
+       .op_type = "SimplifiedLayerNormalization",
+       .ir = "ort_simplified_layernorm",
+       .written = false},
+      // ONNX Runtime's exact Gelu, older than ONNX's own (opset 20): read as gelu, written in
+      // the default domain.
+      {.domain = kMs, .op_type = "Gelu", .ir = "gelu", .written = false},
+  };
+  return t;
+}
+
+}  // namespace
+
+const RuntimeOperator* find_runtime_operator(std::string_view domain, std::string_view op_type) {
+  if (domain == "ai.onnx") domain = "";
+  for (const auto& r : table())
+    if (r.domain == domain && r.op_type == op_type) return &r;
+  return nullptr;
+}
+
+const RuntimeOperator* runtime_operator_of(std::string_view ir) {
+  for (const auto& r : table())
+    if (r.ir == ir && r.written) return &r;
+  return nullptr;
+}
+
+}  // namespace graphsub

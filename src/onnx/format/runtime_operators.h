@@ -1,0 +1,35 @@
+#pragma once
+// The runtimes' operators in ONNX files: which node (domain, op_type) each fused operator of
+// src/ops/fused_ops.cpp is, which of the node's outputs each IR output is, and the attributes
+// that must keep one value for graphsub to read the node. One table, read by the importer and
+// the exporter; IR attributes carry the node's attribute names, so both copy them by name.
+#include <cstdint>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace graphsub {
+
+struct RuntimeOperator {
+  std::string_view domain;   // "com.microsoft"; "" for one ONNX Runtime puts in ONNX's domain
+  std::string_view op_type;  // "SkipLayerNormalization"
+  std::string_view ir;       // "ort_skip_layernorm"
+  int64_t domain_version = 1;
+  // outputs[k]: the node output that IR output k is; other node outputs are not read.
+  std::vector<int> outputs{0};
+  // Attributes the IR operator has no field for, with the only value graphsub reads.
+  std::vector<std::pair<std::string_view, int64_t>> fixed;
+  // Optional inputs that an importer fills with zeros when absent before a given one
+  // (SkipLayerNormalization's beta, when a bias follows).
+  std::vector<int> zero_when_absent;
+  // False for a node read into a portable IR operator that is written in the default domain.
+  bool written = true;
+};
+
+// The operator of node (domain, op_type), or null; `domain` "" or "ai.onnx" is ONNX's.
+const RuntimeOperator* find_runtime_operator(std::string_view domain, std::string_view op_type);
+// The node IR operator `ir` is written as, or null (also for one read from a runtime's node
+// but written in the default domain: com.microsoft Gelu is read as gelu).
+const RuntimeOperator* runtime_operator_of(std::string_view ir);
+
+}  // namespace graphsub

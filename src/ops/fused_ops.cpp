@@ -1,0 +1,337 @@
+// The runtimes' fused kernels as operators: ONNX Runtime's CPU operators of the com.microsoft
+// domain (FusedMatMul, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization,
+// SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization). Each is the composition
+// of primitive operators its axiom in specs/operators.axioms states, and its reference kernel
+// runs exactly that composition with the primitives' own registered kernels, so the two
+// cannot drift apart; check-axioms tests the axiom, and tests/python compares each kernel
+// with ONNX Runtime's. OpDef::runtime names the runtime that runs them: a file holding one
+// runs there only.
+//
+// IR attributes carry the ONNX attribute names, so the ONNX stage reads and writes them by
+// name. Optional trailing inputs are optional inputs here; the skip normalizations have two
+// outputs, the normalized sum and the sum itself (ONNX Runtime's output 3,
+// input_skip_bias_sum), which pre-norm blocks read as the next residual.
+#include <cstring>
+
+#include "ops/families.h"
+#include "ops/float_params.h"
+#include "ops/kernel_util.h"
+
+namespace graphsub {
+namespace {
+
+constexpr const char* kOrt = "onnxruntime";
+
+// Runs primitive `op`'s registered kernel: the fused kernels below are compositions of these.
+template <class T>
+void run_primitive(std::string_view op, const Attrs& a, std::vector<TensorType> in_t,
+                   std::vector<const T*> in, const TensorType& out_t, T* out) {
+  const OpDef& d = op_def(op);
+  std::vector<TensorType> out_types{out_t};
+  std::vector<T*> outs{out};
+  KernelIO<T> io{a, in_t, out_types, in, outs};
+  if constexpr (std::is_same_v<T, float>)
+    d.kernel_f32(io);
+  else
+    d.kernel_u32(io);
+}
+
+template <class T>
+std::vector<T> buffer(const TensorType& t) {
+  return std::vector<T>(static_cast<size_t>(t.numel()));
+}
+
+// A float attribute as a factor: the value itself, and for uint32 fingerprints 1 at 1 (so that
+// a scale of 1 is the identity there too) and an odd code of the value's bits otherwise.
+template <class T>
+T factor(double v) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(v);
+  } else {
+    if (v == 1.0) return 1u;
+    float f = static_cast<float>(v);
+    uint32_t b = 0;
+    std::memcpy(&b, &f, sizeof b);
+    return (b * 2654435761u) | 1u;
+  }
+}
+
+TensorType plain(const TensorType& t) {
+  return derived_type(t, t.shape);
+}
+
+// A per-channel vector of the last axis (bias, gamma, beta), named `what` in errors.
+void require_channel_vector(const char* op, const char* what, const TensorType& x,
+                            const TensorType& v) {
+  if (v.shape != Shape{x.shape.empty() ? 0 : x.shape.back()})
+    throw Error(fmt::format("{}: {} must be [{}] for input {}, got {}", op, what,
+                            x.shape.empty() ? 0 : x.shape.back(), shape_str(x.shape),
+                            shape_str(v.shape)));
+}
+
+Attrs norm_attrs(const char* op, double eps) {
+  if (std::string_view(op) == "layernorm") return {{"axis", int64_t{-1}}, {"epsilon", eps}};
+  return {{"axis", int64_t{-1}}, {"epsilon", eps}, {"stash_type", int64_t{1}}};
+}
+
+// ---- BiasGelu(x, bias) = gelu(x + bias); FastGelu(x[, bias]) = gelu_tanh(x[ + bias]) ----
+std::vector<TensorType> infer_bias_act(const Attrs&, std::span<const TensorType> in) {
+  if (in[0].rank() < 1) throw Error("bias activation: the input must have rank >= 1");
+  if (in.size() > 1) require_channel_vector("bias activation", "bias", in[0], in[1]);
+  return {plain(in[0])};
+}
+
+template <const char* Act, class T>
+void kernel_bias_act(const KernelIO<T>& io) {
+  const TensorType x = plain(io.in_types[0]);
+  std::vector<T> sum;
+  const T* pre = io.in[0];
+  if (io.in.size() > 1) {
+    sum = buffer<T>(x);
+    run_primitive<T>("add", {}, {x, io.in_types[1]}, {io.in[0], io.in[1]}, x, sum.data());
+    pre = sum.data();
+  }
+  run_primitive<T>(Act, {}, {x}, {pre}, x, io.out[0]);
+}
+
+constexpr char kGelu[] = "gelu";
+constexpr char kGeluTanh[] = "gelu_tanh";
+
+// ---- QuickGelu(x) = x * sigmoid(alpha * x) ----
+template <class T>
+void kernel_quick_gelu(const KernelIO<T>& io) {
+  T alpha = factor<T>(io.attrs.f("alpha"));
+  int64_t n = io.out_types[0].numel();
+  for (int64_t i = 0; i < n; ++i) {
+    T x = io.in[0][i];
+    io.out[0][i] = x * Scalar<T>::sigmoid(alpha * x);
+  }
+}
+
+// ---- FusedMatMul(a, b) = alpha * op(a) op(b), op a transpose of the last two axes ----
+Shape swap_last_two(Shape s) {
+  std::swap(s[s.size() - 1], s[s.size() - 2]);
+  return s;
+}
+
+std::vector<int64_t> swap_last_two_perm(size_t rank) {
+  std::vector<int64_t> p(rank);
+  for (size_t i = 0; i < rank; ++i) p[i] = static_cast<int64_t>(i);
+  std::swap(p[rank - 1], p[rank - 2]);
+  return p;
+}
+
+// The operands as matmul reads them (transposed where the attributes say so).
+std::pair<TensorType, TensorType> fused_matmul_operands(const Attrs& a,
+                                                        std::span<const TensorType> in) {
+  if (in[0].rank() < 2 || in[1].rank() < 2)
+    throw Error(fmt::format("fused matmul: operands must have rank >= 2, got {} and {}",
+                            shape_str(in[0].shape), shape_str(in[1].shape)));
+  TensorType x = plain(in[0]), y = plain(in[1]);
+  if (a.i("transA")) x.shape = swap_last_two(x.shape);
+  if (a.i("transB")) y.shape = swap_last_two(y.shape);
+  return {x, y};
+}
+
+std::vector<TensorType> infer_fused_matmul(const Attrs& a, std::span<const TensorType> in) {
+  auto [x, y] = fused_matmul_operands(a, in);
+  std::vector<TensorType> ops{x, y};
+  return {plain(op_def("matmul").infer({{"act", std::string("none")}}, ops)[0])};
+}
+
+template <class T>
+void kernel_fused_matmul(const KernelIO<T>& io) {
+  auto [x, y] = fused_matmul_operands(io.attrs, io.in_types);
+  const T* operand[2] = {io.in[0], io.in[1]};
+  std::vector<T> moved[2];
+  for (int k = 0; k < 2; ++k) {
+    if (!io.attrs.i(k == 0 ? "transA" : "transB")) continue;
+    const TensorType& t = k == 0 ? x : y;
+    moved[k] = buffer<T>(t);
+    run_primitive<T>("transpose", {{"perm", swap_last_two_perm(t.shape.size())}}, {io.in_types[k]},
+                     {io.in[k]}, t, moved[k].data());
+    operand[k] = moved[k].data();
+  }
+  const TensorType out = plain(io.out_types[0]);
+  run_primitive<T>("matmul", {{"act", std::string("none")}}, {x, y}, {operand[0], operand[1]}, out,
+                   io.out[0]);
+  T alpha = factor<T>(io.attrs.f("alpha"));
+  if (alpha == T{1}) return;
+  for (int64_t i = 0; i < out.numel(); ++i) io.out[0][i] *= alpha;
+}
+
+OpCost cost_fused_matmul(const Attrs& a, std::span<const TensorType> in,
+                         std::span<const TensorType> out) {
+  OpCost c = streaming_cost(in, out, 0);
+  double k =
+      static_cast<double>(a.i("transA") ? in[0].shape[in[0].rank() - 2] : in[0].shape.back());
+  c.flops = 2 * k * static_cast<double>(out[0].numel());
+  return c;
+}
+
+// ---- skip normalizations: norm(x + skip[ + bias]), and the sum ----
+// SkipLayerNormalization(x, skip, gamma[, beta[, bias]]) normalizes with layernorm;
+// SkipSimplifiedLayerNormalization(x, skip, gamma[, bias]) with rms_norm.
+template <const char* Norm>
+std::vector<TensorType> infer_skip_norm(const Attrs&, std::span<const TensorType> in) {
+  const TensorType& x = in[0];
+  if (x.rank() < 2)
+    throw Error(fmt::format("skip normalization: the input must have rank >= 2, got {}",
+                            shape_str(x.shape)));
+  if (in[1].shape != x.shape)
+    throw Error(fmt::format("skip normalization: skip {} must have the input's shape {}",
+                            shape_str(in[1].shape), shape_str(x.shape)));
+  static const char* names[] = {"input", "skip", "gamma", "beta", "bias"};
+  bool layernorm = std::string_view(Norm) == "layernorm";
+  for (size_t i = 2; i < in.size(); ++i)
+    require_channel_vector("skip normalization", names[layernorm || i < 3 ? i : 4], x, in[i]);
+  return {plain(x), plain(x)};
+}
+
+template <const char* Norm, class T>
+void kernel_skip_norm(const KernelIO<T>& io) {
+  const TensorType x = plain(io.in_types[0]);
+  bool layernorm = std::string_view(Norm) == "layernorm";
+  size_t bias_at = layernorm ? 4 : 3;
+  // The sum is an output of its own: x + skip, then + bias.
+  run_primitive<T>("add", {}, {x, x}, {io.in[0], io.in[1]}, x, io.out[1]);
+  if (io.in.size() > bias_at) {
+    std::vector<T> sum(io.out[1], io.out[1] + x.numel());
+    run_primitive<T>("add", {}, {x, io.in_types[bias_at]}, {sum.data(), io.in[bias_at]}, x,
+                     io.out[1]);
+  }
+  std::vector<TensorType> in_t{x, io.in_types[2]};
+  std::vector<const T*> in{io.out[1], io.in[2]};
+  if (layernorm && io.in.size() > 3) {
+    in_t.push_back(io.in_types[3]);
+    in.push_back(io.in[3]);
+  }
+  run_primitive<T>(Norm, norm_attrs(Norm, io.attrs.f("epsilon")), in_t, in, x, io.out[0]);
+}
+
+constexpr char kLayerNorm[] = "layernorm";
+constexpr char kRmsNorm[] = "rms_norm";
+
+// ---- SimplifiedLayerNormalization(x, scale) = rms_norm(x, scale) ----
+std::vector<TensorType> infer_simplified_layernorm(const Attrs& a, std::span<const TensorType> in) {
+  return op_def("rms_norm").infer(a, in);
+}
+
+template <class T>
+void kernel_simplified_layernorm(const KernelIO<T>& io) {
+  run_primitive<T>("rms_norm", io.attrs, {io.in_types[0], io.in_types[1]}, {io.in[0], io.in[1]},
+                   io.out_types[0], io.out[0]);
+}
+
+// ---- the axiom language: float attributes spelled exactly (ops/float_params.h) ----
+Attrs quick_gelu_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  return one_float_attrs("alpha", p);
+}
+
+std::optional<std::vector<AxiomParam>> quick_gelu_attrs_to_params(const Attrs& a,
+                                                                  std::span<const TensorType>) {
+  return one_float_params(a, "alpha");
+}
+
+Attrs fused_matmul_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  if (p.size() != 3) throw Error("ort_fused_matmul: expected three parameters");
+  return {{"alpha", static_cast<double>(param_float("ort_fused_matmul", p[0]))},
+          {"transA", param_int("ort_fused_matmul", p, 1)},
+          {"transB", param_int("ort_fused_matmul", p, 2)}};
+}
+
+std::optional<std::vector<AxiomParam>> fused_matmul_attrs_to_params(const Attrs& a,
+                                                                    std::span<const TensorType>) {
+  auto alpha = floats_param({static_cast<float>(a.f("alpha"))});
+  if (!alpha) return std::nullopt;
+  return std::vector<AxiomParam>{*alpha, a.i("transA"), a.i("transB")};
+}
+
+// A skip normalization: x, skip, gamma and its optional vectors (up to `max_inputs`); two
+// outputs, named in the language `name` and `name`_sum. ONNX Runtime's default epsilon for
+// both is 1e-12.
+template <const char* Norm>
+OpDef skip_norm_def(const char* name, int max_inputs) {
+  return {.name = name,
+          .axiom_name = name,
+          .min_inputs = 3,
+          .max_inputs = max_inputs,
+          .attrs = {float_attr("epsilon", 1e-12)},
+          .infer = infer_skip_norm<Norm>,
+          .kernel_f32 = kernel_skip_norm<Norm, float>,
+          .kernel_u32 = kernel_skip_norm<Norm, uint32_t>,
+          .standin = true,
+          .runtime = kOrt,
+          .axiom_params = {"eps"},
+          .params_to_attrs = epsilon_params_to_attrs,
+          .attrs_to_params = epsilon_attrs_to_params,
+          .axiom_outputs = {name, std::string(name) + "_sum"}};
+}
+
+}  // namespace
+
+void register_fused_ops(std::vector<OpDef>& defs) {
+  defs.push_back({.name = "ort_bias_gelu",
+                  .axiom_name = "ort_bias_gelu",
+                  .min_inputs = 2,
+                  .max_inputs = 2,
+                  .infer = infer_bias_act,
+                  .kernel_f32 = kernel_bias_act<kGelu, float>,
+                  .kernel_u32 = kernel_bias_act<kGelu, uint32_t>,
+                  .standin = true,
+                  .runtime = kOrt});
+  defs.push_back({.name = "ort_fast_gelu",
+                  .axiom_name = "ort_fast_gelu",
+                  .min_inputs = 1,
+                  .max_inputs = 2,
+                  .infer = infer_bias_act,
+                  .kernel_f32 = kernel_bias_act<kGeluTanh, float>,
+                  .kernel_u32 = kernel_bias_act<kGeluTanh, uint32_t>,
+                  .standin = true,
+                  .runtime = kOrt});
+  defs.push_back({.name = "ort_quick_gelu",
+                  .axiom_name = "ort_quick_gelu",
+                  .min_inputs = 1,
+                  .max_inputs = 1,
+                  .attrs = {float_attr("alpha", 1.702)},
+                  .infer = same_as_first,
+                  .kernel_f32 = kernel_quick_gelu<float>,
+                  .kernel_u32 = kernel_quick_gelu<uint32_t>,
+                  .elementwise = true,
+                  .standin = true,
+                  .runtime = kOrt,
+                  .axiom_params = {"alpha"},
+                  .params_to_attrs = quick_gelu_params_to_attrs,
+                  .attrs_to_params = quick_gelu_attrs_to_params});
+  defs.push_back({.name = "ort_fused_matmul",
+                  .axiom_name = "ort_fused_matmul",
+                  .min_inputs = 2,
+                  .max_inputs = 2,
+                  .attrs = {float_attr("alpha", 1.0), int_attr("transA", 0), int_attr("transB", 0)},
+                  .infer = infer_fused_matmul,
+                  .kernel_f32 = kernel_fused_matmul<float>,
+                  .kernel_u32 = kernel_fused_matmul<uint32_t>,
+                  .cost = cost_fused_matmul,
+                  .runtime = kOrt,
+                  .axiom_params = {"scale", "trans", "trans"},
+                  .params_to_attrs = fused_matmul_params_to_attrs,
+                  .attrs_to_params = fused_matmul_attrs_to_params});
+  defs.push_back(skip_norm_def<kLayerNorm>("ort_skip_layernorm", 5));
+  defs.push_back(skip_norm_def<kRmsNorm>("ort_skip_simplified_layernorm", 4));
+  defs.push_back(
+      {.name = "ort_simplified_layernorm",
+       .axiom_name = "ort_simplified_layernorm",
+       .min_inputs = 2,
+       .max_inputs = 2,
+       .attrs = {int_attr("axis", -1), float_attr("epsilon", 1e-5), int_attr("stash_type", 1)},
+       .infer = infer_simplified_layernorm,
+       .kernel_f32 = kernel_simplified_layernorm<float>,
+       .kernel_u32 = kernel_simplified_layernorm<uint32_t>,
+       .standin = true,
+       .runtime = kOrt,
+       .axiom_params = {"eps"},
+       .params_to_attrs = epsilon_params_to_attrs,
+       .attrs_to_params = last_axis_epsilon_params});
+}
+
+}  // namespace graphsub

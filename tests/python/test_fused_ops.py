@@ -1,0 +1,152 @@
+"""The runtimes' fused operators (src/ops/fused_ops.cpp): each reference kernel against ONNX
+Runtime's kernel on random inputs, through graphsub.evaluate, and each node read and written
+back unchanged by graphsub optimize (run through CTest: python_tests)."""
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import graphsub
+
+MS = "com.microsoft"
+
+
+def one_node_model(op_type, inputs, outputs, domain=MS, opset=17, **attrs):
+    """A model of one node; inputs and outputs are (name, shape) pairs ("" names skip a slot)."""
+    node = helper.make_node(op_type, [n for n, _ in inputs], [n for n, _ in outputs],
+                            domain=domain, **attrs)
+    graph = helper.make_graph(
+        [node], op_type,
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in inputs if n],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in outputs if n])
+    imports = [helper.make_opsetid("", opset)]
+    if domain == MS:
+        imports.append(helper.make_opsetid(MS, 1))
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 10
+    return model
+
+
+def feeds_for(model, seed=0):
+    rng = np.random.default_rng(seed)
+    return {i.name: rng.uniform(-2, 2, [d.dim_value for d in i.type.tensor_type.shape.dim])
+            .astype(np.float32) for i in model.graph.input}
+
+
+def run_ort(model, feeds):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    names = [o.name for o in model.graph.output]
+    return dict(zip(names, sess.run(names, feeds)))
+
+
+def assert_close(ref, got, what):
+    assert ref.keys() == got.keys(), what
+    for name in ref:
+        r, g = ref[name], got[name]
+        assert r.shape == g.shape, f"{what}: {name} {r.shape} vs {g.shape}"
+        scale = max(1.0, float(np.abs(r).max()))
+        err = float(np.abs(r - g).max())
+        assert err <= 1e-4 * scale, f"{what}: {name} differs by {err} (scale {scale})"
+
+
+H = 8
+X = [2, 5, H]
+
+CASES = {
+    "BiasGelu": lambda: one_node_model("BiasGelu", [("x", X), ("b", [H])], [("y", X)]),
+    "FastGelu": lambda: one_node_model("FastGelu", [("x", X)], [("y", X)]),
+    "FastGelu with bias": lambda: one_node_model("FastGelu", [("x", X), ("b", [H])], [("y", X)]),
+    "QuickGelu": lambda: one_node_model("QuickGelu", [("x", X)], [("y", X)], alpha=1.702),
+    "QuickGelu alpha 1": lambda: one_node_model("QuickGelu", [("x", X)], [("y", X)], alpha=1.0),
+    "FusedMatMul": lambda: one_node_model(
+        "FusedMatMul", [("a", [2, 3, 4, 5]), ("b", [5, 6])], [("y", [2, 3, 4, 6])], alpha=0.125),
+    "FusedMatMul transB": lambda: one_node_model(
+        "FusedMatMul", [("a", [2, 3, 4, 5]), ("b", [2, 3, 6, 5])], [("y", [2, 3, 4, 6])],
+        alpha=0.5, transB=1),
+    "FusedMatMul transA": lambda: one_node_model(
+        "FusedMatMul", [("a", [3, 5, 4]), ("b", [3, 5, 6])], [("y", [3, 4, 6])], transA=1),
+    "SkipLayerNormalization": lambda: one_node_model(
+        "SkipLayerNormalization",
+        [("x", X), ("s", X), ("g", [H]), ("be", [H]), ("bi", [H])],
+        [("y", X), ("", None), ("", None), ("sum", X)], epsilon=1e-5),
+    "SkipLayerNormalization no beta": lambda: one_node_model(
+        "SkipLayerNormalization", [("x", X), ("s", X), ("g", [H])], [("y", X)], epsilon=1e-5),
+    "SkipLayerNormalization bias without beta": lambda: one_node_model(
+        "SkipLayerNormalization", [("x", X), ("s", X), ("g", [H]), ("", None), ("bi", [H])],
+        [("y", X), ("", None), ("", None), ("sum", X)]),
+    "SkipSimplifiedLayerNormalization": lambda: one_node_model(
+        "SkipSimplifiedLayerNormalization", [("x", X), ("s", X), ("g", [H]), ("bi", [H])],
+        [("y", X), ("", None), ("", None), ("sum", X)], epsilon=1e-6),
+    # ONNX Runtime registers this one in ONNX's own domain.
+    "SimplifiedLayerNormalization": lambda: one_node_model(
+        "SimplifiedLayerNormalization", [("x", X), ("g", [H])], [("y", X)], domain="",
+        epsilon=1e-6),
+    "RMSNormalization (opset 23)": lambda: one_node_model(
+        "RMSNormalization", [("x", X), ("g", [H])], [("y", X)], domain="", opset=23,
+        epsilon=1e-6),
+    "RMSNormalization over two axes": lambda: one_node_model(
+        "RMSNormalization", [("x", X), ("g", [5, H])], [("y", X)], domain="", opset=23,
+        axis=-2),
+    "Gelu tanh (opset 20)": lambda: one_node_model(
+        "Gelu", [("x", X)], [("y", X)], domain="", opset=20, approximate="tanh"),
+    "Gelu (com.microsoft)": lambda: one_node_model("Gelu", [("x", X)], [("y", X)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_reference_kernel_computes_what_onnx_runtime_computes(case):
+    model = CASES[case]()
+    for seed in (0, 1):
+        feeds = feeds_for(model, seed)
+        assert_close(run_ort(model, feeds), graphsub.evaluate(model, feeds), case)
+
+
+# Read into graphsub's operators and written back in another form: com.microsoft Gelu as ONNX's
+# gelu, SimplifiedLayerNormalization (ONNX Runtime's, in ONNX's domain, which onnx.checker
+# refuses) as RMSNormalization's function body.
+REWRITTEN = ("Gelu (com.microsoft)", "SimplifiedLayerNormalization")
+
+
+@pytest.mark.parametrize("case", sorted(c for c in CASES if "opset" not in c and c not in REWRITTEN))
+def test_a_fused_node_is_read_and_written_back_as_itself(case, tmp_path):
+    model = CASES[case]()
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path))
+    assert report["import"]["opaque"] == [], report["import"]["opaque"]  # read, not kept opaque
+    original = model.graph.node[0]
+    written = [n for n in out.graph.node if n.op_type == original.op_type]
+    assert len(written) == 1, [n.op_type for n in out.graph.node]
+    assert written[0].domain == original.domain
+    if original.domain == MS:
+        assert any(o.domain == MS for o in out.opset_import)
+    feeds = feeds_for(model)
+    assert_close(run_ort(model, feeds), run_ort(out, feeds), case)
+
+
+@pytest.mark.parametrize("case", REWRITTEN)
+def test_a_node_written_in_another_form_computes_the_same(case, tmp_path):
+    model = CASES[case]()
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path))
+    assert report["import"]["opaque"] == []
+    assert all(n.domain in ("", "ai.onnx") for n in out.graph.node), out.graph.node
+    assert model.graph.node[0].op_type not in [n.op_type for n in out.graph.node]
+    onnx.checker.check_model(out)
+    feeds = feeds_for(model)
+    assert_close(run_ort(model, feeds), run_ort(out, feeds), case)
+
+
+def test_an_unread_form_of_a_fused_node_is_kept_opaque():
+    # transBatchA is outside graphsub's FusedMatMul: the node stays as it was, not misread.
+    model = one_node_model("FusedMatMul", [("a", [4, 2, 3]), ("b", [2, 3, 5])],
+                           [("y", [2, 4, 5])], transBatchA=1)
+    with pytest.raises(graphsub.Error, match="no reference semantics"):
+        graphsub.evaluate(model, feeds_for(model))
+
+
+def test_evaluate_names_a_missing_input():
+    model = CASES["BiasGelu"]()
+    with pytest.raises(graphsub.Error, match="'b'"):
+        graphsub.evaluate(model, {"x": np.zeros(X, np.float32)})
