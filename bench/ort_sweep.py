@@ -62,14 +62,17 @@ WORKER_PROTOCOL = 1
 
 
 class Worker:
-    """tools/ort_worker.js over a pipe (the same worker the C++ side drives)."""
+    """An ONNX Runtime worker over a pipe (the ones the C++ side drives): runtime "node" is
+    tools/ort_worker.js (npm's onnxruntime-node), "python" tools/ort_worker.py under this
+    interpreter (PyPI's onnxruntime)."""
 
-    def __init__(self):
-        self.p = subprocess.Popen(["node", os.path.join(ROOT, "tools", "ort_worker.js")],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    def __init__(self, runtime="node"):
+        script = os.path.join(ROOT, "tools", "ort_worker.js" if runtime == "node" else "ort_worker.py")
+        command = ["node", script] if runtime == "node" else [sys.executable, script]
+        self.p = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         hello = self.call(op="hello")
         if hello.get("protocol") != WORKER_PROTOCOL:
-            raise RuntimeError(f"tools/ort_worker.js speaks worker protocol {hello.get('protocol')}, "
+            raise RuntimeError(f"{script} speaks worker protocol {hello.get('protocol')}, "
                                f"this script {WORKER_PROTOCOL} (docs/ort-worker.md)")
         self.version = hello["ort"]
 

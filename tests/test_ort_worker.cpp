@@ -64,6 +64,47 @@ TEST(OrtWorker, GreetsWithTheRuntimeVersionAndDescribesALoadedModel) {
   w.call({{"op", "unload"}, {"id", "m"}});
 }
 
+// Both workers speak protocol 1: tools/ort_worker.py over PyPI's onnxruntime (the project's
+// venv) and tools/ort_worker.js over npm's onnxruntime-node give the same descriptions, and
+// the Python one times, compares (a model against itself matches exactly), profiles, and
+// keeps serving after an error, as the JavaScript one does in the tests around this one.
+TEST(OrtWorker, BothWorkersSpeakTheSameProtocol) {
+  ort::WorkerOptions o;
+  o.interpreter = GRAPHSUB_TEST_PYTHON;
+  o.script = driver::data_dir() + "/tools/ort_worker.py";
+  ort::Worker py(o);
+  ort::WorkerOptions n;
+  n.interpreter = "node";
+  n.script = driver::data_dir() + "/tools/ort_worker.js";
+  ort::Worker js(n);
+  EXPECT_FALSE(py.runtime_version().empty());
+  EXPECT_FALSE(js.runtime_version().empty());
+  std::string dir = scratch_dir("ort_worker_py");
+  std::string path = chain_model(dir, "two_matmuls", 2);
+  auto reply =
+      py.call({{"op", "load"}, {"id", "m"}, {"path", path}, {"threads", 1}, {"profile", true}});
+  auto node = js.call({{"op", "load"}, {"id", "m"}, {"path", path}, {"threads", 1}});
+  EXPECT_EQ(reply.at("inputs"), node.at("inputs"));
+  EXPECT_EQ(reply.at("outputs"), node.at("outputs"));
+  py.call({{"op", "load"}, {"id", "same"}, {"path", path}, {"threads", 1}});
+  auto t = py.call({{"op", "time"}, {"ids", {"m", "same"}}, {"runs", 4}, {"warmup", 1}});
+  EXPECT_EQ(t.at("ms").at("m").size(), 4u);
+  EXPECT_EQ(t.at("ms").at("same").size(), 4u);
+  auto c = py.call({{"op", "compare"},
+                    {"ids", {"m", "same"}},
+                    {"sets", 2},
+                    {"seed", 3},
+                    {"rtol", 1e-4},
+                    {"atol", 1e-5}});
+  EXPECT_TRUE(c.at("match").get<bool>()) << c.dump();
+  EXPECT_EQ(c.at("outputs")[0].at("max_abs_diff").get<double>(), 0.0);
+  auto prof = py.call({{"op", "profile"}, {"id", "m"}, {"runs", 2}});
+  EXPECT_GT(prof.at("total_ms").get<double>(), 0.0) << prof.dump();
+  EXPECT_GE(prof.at("kernels").get<int>(), 1);
+  EXPECT_THROW(py.call({{"op", "time"}, {"ids", {"missing"}}, {"runs", 1}}), Error);
+  EXPECT_EQ(py.call({{"op", "hello"}}).at("protocol"), ort::kWorkerProtocol);  // still serving
+}
+
 TEST(OrtWorker, ReportsTheRuntimesErrorAndKeepsServing) {
   auto& w = shared_worker();
   try {

@@ -42,8 +42,8 @@ void add_search_flags(CLI::App& cmd, driver::SearchJobOptions& s) {
       ->capture_default_str();
   cmd.add_option("--target", s.target,
                  fmt::format("runtime whose costs are optimized: {} (default: ort for ONNX "
-                             "models, falling back to onednn where Node.js or onnxruntime-node "
-                             "is missing; onednn for built-in models)",
+                             "models, falling back to onednn where no ONNX Runtime (Python or "
+                             "Node.js package) can be started; onednn for built-in models)",
                              fmt::join(driver::cost_targets(), ", ")));
   cmd.add_option("--cost", s.cost,
                  "--target onednn's cost model: analytic (roofline, the default) or measured "

@@ -77,16 +77,28 @@ std::vector<std::string> shipped_rule_files() {
 
 namespace {
 
-// The Python of the virtual environment holding this binary (the folder with pyvenv.cfg above
-// it: the graphsub package installed with pip), or "" outside one.
-std::string own_venv_python() {
+// A virtual environment's Python when the folder is one (pyvenv.cfg) and holds PyPI's
+// onnxruntime; "" otherwise.
+std::string venv_python_with_ort(const fs::path& venv) {
   std::error_code ec;
+  if (!fs::is_regular_file(venv / "pyvenv.cfg", ec) || !fs::exists(venv / "bin" / "python", ec))
+    return "";
+  for (const auto& lib : fs::directory_iterator(venv / "lib", ec))
+    if (fs::is_directory(lib.path() / "site-packages" / "onnxruntime", ec))
+      return (venv / "bin" / "python").string();
+  return "";
+}
+
+// The Python whose onnxruntime the worker runs: the virtual environment holding this binary
+// (the graphsub package installed with pip), else the project's .venv in the data folder (a
+// build inside the source tree, as scripts/setup.sh makes it); "" when neither has one.
+std::string deployed_python() {
   for (fs::path dir = own_binary().parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::is_regular_file(dir / "pyvenv.cfg", ec) && fs::exists(dir / "bin" / "python", ec))
-      return (dir / "bin" / "python").string();
+    std::string p = venv_python_with_ort(dir);
+    if (!p.empty()) return p;
     if (dir == dir.root_path()) break;
   }
-  return "";
+  return venv_python_with_ort(fs::path(data_dir()) / ".venv");
 }
 
 }  // namespace
@@ -94,15 +106,19 @@ std::string own_venv_python() {
 OrtWorkerCommand ort_worker_command() {
   const char* choice = std::getenv("GRAPHSUB_ORT_WORKER");
   std::string which = choice ? choice : "";
-  fs::path tools = fs::path(data_dir()) / "tools";
-  if (which.empty() || which == "node") return {"node", (tools / "ort_worker.js").string()};
-  if (which != "python")
+  if (!which.empty() && which != "node" && which != "python")
     throw Error(fmt::format("GRAPHSUB_ORT_WORKER={}: not a worker (node or python)", which));
+  fs::path tools = fs::path(data_dir()) / "tools";
+  OrtWorkerCommand node{"node", (tools / "ort_worker.js").string()};
+  if (which == "node") return node;
   std::string python;
   if (const char* env = std::getenv("GRAPHSUB_PYTHON"); env != nullptr && *env != '\0')
     python = env;
-  if (python.empty()) python = own_venv_python();
-  if (python.empty()) python = "python3";
+  if (python.empty()) python = deployed_python();
+  if (python.empty()) {
+    if (which.empty()) return node;  // no Python with onnxruntime here: npm's release
+    python = "python3";
+  }
   return {python, (tools / "ort_worker.py").string()};
 }
 

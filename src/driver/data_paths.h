@@ -1,7 +1,7 @@
 #pragma once
 // Where graphsub finds the data it ships beside the code: the rule libraries (rules/), the
-// axioms (specs/operators.axioms) and the ONNX Runtime worker (tools/ort_worker.js). Resolved
-// at run time, once, here; the stages below take the resolved paths.
+// axioms (specs/operators.axioms) and the ONNX Runtime worker (tools/ort_worker.py or .js).
+// Resolved at run time, once, here; the stages below take the resolved paths.
 #include <string>
 #include <vector>
 
@@ -23,11 +23,12 @@ std::string shipped_axioms();
 // over the activations of modern networks) and rules/indexing.rules (generated over
 // reductions, expand, gather, nearest resize, broadcasting add and mul), those present.
 std::vector<std::string> shipped_rule_files();
-// The ONNX Runtime worker to start (docs/ort-worker.md): by default tools/ort_worker.js under
-// `node` (npm's onnxruntime-node); with GRAPHSUB_ORT_WORKER=python, tools/ort_worker.py under
-// $GRAPHSUB_PYTHON, else the Python of the virtual environment the binary is installed in
-// (the graphsub package's), else `python3`: the PyPI onnxruntime that Python imports.
-// Another value of GRAPHSUB_ORT_WORKER is an Error naming it.
+// The ONNX Runtime worker to start (docs/ort-worker.md): tools/ort_worker.py under the Python
+// whose PyPI onnxruntime users deploy ($GRAPHSUB_PYTHON; else the virtual environment the
+// binary is installed in, or the project's .venv beside a build in the source tree, when it
+// holds onnxruntime); where there is none, tools/ort_worker.js under `node` (npm's
+// onnxruntime-node). GRAPHSUB_ORT_WORKER=node or =python forces one (python without a
+// Python found: `python3`); another value is an Error naming it.
 struct OrtWorkerCommand {
   std::string interpreter, script;
 };

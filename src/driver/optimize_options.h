@@ -27,8 +27,7 @@ struct SearchJobOptions {
   // The rule files (none: the shipped ones, data_paths.h), built-in rules, disabled names.
   opt::RuleLibraryOptions rules;
   // The runtime whose costs are optimized (cost_targets()); "": ONNX models ort (falling
-  // back to onednn, with a note, where Node.js or onnxruntime-node is missing), built-in
-  // models onednn.
+  // back to onednn, with a note, where no ONNX Runtime worker starts), built-in models onednn.
   std::string target;
   // The onednn target's cost model: analytic | measured; "": analytic. The ort target
   // measures its own costs, so a --cost there is an error.

@@ -1,8 +1,8 @@
 #pragma once
 // The runtime a model is optimized for: "ort" (ONNX Runtime, through the worker) or "onednn"
 // (graphsub's own executor). ONNX models default to ONNX Runtime, where users run them; when
-// Node.js or onnxruntime-node is missing the default falls back to oneDNN and says why, while
-// an explicit `--target ort` that cannot start is an error.
+// no ONNX Runtime worker (ort_worker.h) starts, the default falls back to oneDNN and says why,
+// while an explicit `--target ort` that cannot start is an error.
 #include <memory>
 #include <string>
 #include <vector>
