@@ -78,7 +78,7 @@ py::tuple optimize(const std::optional<py::bytes>& model_bytes, const std::strin
   run_interruptible(
       [&](Reporter& rep) {
         driver::validate(o);  // before the rule library is read, as on the command line
-        auto lib = driver::load_rule_library(o.search, rep);
+        auto lib = driver::load_rule_library(o.search, rep, o.ort_contrib_ops);
         driver::OnnxJobObserver quiet;
         r = driver::run_onnx_job(o, bytes ? &*bytes : nullptr, *lib, rep, quiet);
       },

@@ -32,26 +32,49 @@ const char* kSmallFlags =
     "--max-ops 3 --ops matmul,transpose,relu,concat,split,ewadd --params act=none,relu "
     "--params axis=0,1 --pool x1:2x4:data,x2:2x4:data,w1:4x4:weight,w2:4x4:weight";
 
-TEST(GenRegenerate, SmallConfigurationReproducesTheCommittedCopy) {
+// Runs `graphsub generate FLAGS` from the source tree into a scratch folder and checks that
+// each of `exts` (".rules", ".unproved") equals the committed copy `committed` (a path below
+// the source tree, without extension), the output name in the header read as `committed`.
+void expect_regenerated(const std::string& flags, const std::string& committed,
+                        std::initializer_list<const char*> exts) {
   namespace fs = std::filesystem;
-  fs::path dir = fs::temp_directory_path() / ("graphsub_gen_small_" + std::to_string(::getpid()));
+  std::string stem = fs::path(committed).filename().string();
+  fs::path dir =
+      fs::temp_directory_path() / ("graphsub_regen_" + stem + std::to_string(::getpid()));
   fs::create_directories(dir);
-  std::string out = (dir / "gen_small.rules").string();
+  std::string out = (dir / (stem + ".rules")).string();
   std::string cmd = std::string("cd '") + GRAPHSUB_SOURCE_DIR + "' && '" + GRAPHSUB_BINARY_DIR +
-                    "/graphsub' -q generate " + kSmallFlags + " --threads 2 -o '" + out + "'";
+                    "/graphsub' -q generate " + flags + " --threads 2 -o '" + out + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  for (const char* ext : {".rules", ".unproved"}) {
-    std::string got = read((dir / (std::string("gen_small") + ext)).string());
-    std::string want = read(std::string(GRAPHSUB_SOURCE_DIR) + "/tests/data/gen_small" + ext);
-    ASSERT_FALSE(want.empty());
-    // The header names the output file; the committed copy was written to tests/data.
+  for (const char* ext : exts) {
+    std::string got = read((dir / (stem + ext)).string());
+    std::string want = read(std::string(GRAPHSUB_SOURCE_DIR) + "/" + committed + ext);
+    ASSERT_FALSE(want.empty()) << committed << ext;
     std::string here = "-o " + out;
     auto pos = got.find(here);
     ASSERT_NE(pos, std::string::npos);
-    got.replace(pos, here.size(), "-o tests/data/gen_small.rules");
-    EXPECT_EQ(got, want) << ext;
+    got.replace(pos, here.size(), "-o " + committed + ".rules");
+    EXPECT_EQ(got, want) << committed << ext;
   }
   fs::remove_all(dir);
+}
+
+TEST(GenRegenerate, SmallConfigurationReproducesTheCommittedCopy) {
+  expect_regenerated(kSmallFlags, "tests/data/gen_small", {".rules", ".unproved"});
+}
+
+// rules/ort_fused.rules is what the command in its own header writes, byte for byte.
+TEST(GenRegenerate, TheOrtFusedLibraryReproducesFromItsHeader) {
+  std::string text = read(std::string(GRAPHSUB_SOURCE_DIR) + "/rules/ort_fused.rules");
+  std::string line = text.substr(0, text.find('\n', text.find('\n') + 1));
+  const std::string command = "graphsub generate ";
+  auto at = line.find(command);
+  ASSERT_NE(at, std::string::npos);
+  std::string flags = line.substr(at + command.size());
+  auto o = flags.find(" -o rules/ort_fused.rules");
+  ASSERT_NE(o, std::string::npos) << flags;
+  flags.resize(o);
+  expect_regenerated(flags, "rules/ort_fused", {".rules"});
 }
 
 // The prover is bounded by Z3's resource count, not by time: where the limit stops proofs

@@ -1,9 +1,11 @@
 // The optimizer's own rule files are proved by the verifier from the axioms:
-// rules/merges.rules, rules/activations.rules and rules/indexing.rules (loaded by default) and
-// rules/structural.rules (the rule-language forms of the built-in structural rules).
+// rules/merges.rules, rules/activations.rules and rules/indexing.rules (loaded by default),
+// rules/ort_fused.rules (with --ort-contrib-ops) and rules/structural.rules (the rule-language
+// forms of the built-in structural rules).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 
 #include "driver/data_paths.h"
@@ -110,6 +112,25 @@ TEST(OptRules, IndexingRulesNameEachOperatorAndAreProved) {
                   .has);
   EXPECT_TRUE(shipped("rules/indexing.rules"));
   expect_all_proved("rules/indexing.rules", 500);  // 960 equalities
+}
+
+// The library that introduces ONNX Runtime's fused operators (loaded with --ort-contrib-ops
+// only, never by default) is generated: its header names the command, it rewrites
+// gelu(add(x, b)) into BiasGelu, and every rule is proved.
+TEST(OptRules, OrtFusedRulesAreGeneratedProvedAndNotLoadedByDefault) {
+  std::vector<std::string> ops = {"(ort_bias_gelu ", "(ort_fast_gelu ", "(ort_fused_matmul "};
+  LibraryUse u =
+      library_use("rules/ort_fused.rules", ops, "(gelu (add ?a ?b))", "(ort_bias_gelu ?a ?b)");
+  for (const std::string& op : ops) EXPECT_GT(u.with[op], 0) << op;
+  EXPECT_TRUE(u.has);
+  EXPECT_FALSE(shipped("rules/ort_fused.rules"));
+  EXPECT_TRUE(driver::shipped_ort_fused_rules().ends_with("rules/ort_fused.rules"));
+  std::ifstream f(std::string(GRAPHSUB_SOURCE_DIR) + "/rules/ort_fused.rules");
+  std::string header;
+  std::getline(f, header);
+  std::getline(f, header);
+  EXPECT_NE(header.find("graphsub generate --max-ops 2"), std::string::npos) << header;
+  expect_all_proved("rules/ort_fused.rules", 50);
 }
 
 }  // namespace

@@ -5,17 +5,17 @@
 
 #include <set>
 
-#include "core/error.h"
 #include "check/equivalence.h"
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "ir/hash.h"
 #include "models/models.h"
 #include "opt/match/graph_hashing.h"
 #include "opt/match/graph_index.h"
+#include "opt/search/search.h"
 #include "opt/transforms/rule_library.h"
 #include "opt/transforms/rule_transform.h"
-#include "opt/search/search.h"
 #include "rules/rule_parser.h"
 #include "support/overhead_cost.h"
 
@@ -163,6 +163,43 @@ TEST(OptSearch, CostTiesWithinRoundingKeepTheInput) {
   auto taken = search(g, {&t2s}, real, {.budget = 10}, null_reporter());
   ASSERT_EQ(taken.steps.size(), 1u);
   EXPECT_EQ(taken.steps[0].rule, "t2s");
+}
+
+// Prices a runtime's fused operators at 1 and everything else at 10, for a target standing
+// for runtime `rt` ("" : graphsub's own executor).
+class RuntimeCost : public CostModel {
+ public:
+  explicit RuntimeCost(std::string rt) : rt_(std::move(rt)) {}
+  std::string name() const override { return "test"; }
+  std::string assumptions() const override { return "runtime " + rt_; }
+  std::string_view runtime() const override { return rt_; }
+
+ protected:
+  double config_cost(const OpConfig& c) override { return c.op->runtime.empty() ? 10 : 1; }
+
+ private:
+  std::string rt_;
+};
+
+// gelu(add(x, b)) -> ONNX Runtime's BiasGelu is cheaper for the ort target only: for another
+// target the fused operator costs kNotRunHere, and the search leaves the graph as it is.
+TEST(OptSearch, ARuntimesFusedOperatorIsIntroducedOnlyForATargetThatRunsIt) {
+  auto axioms = rules::load_rules(driver::shipped_axioms());
+  auto rs = rules::parse_rules(R"((rule bias-gelu (tensors ?x ?b)
+      (source (gelu (add ?x ?b))) (target (ort_bias_gelu ?x ?b))))",
+                               "t.rules", &axioms);
+  RuleTransform fuse(rs.rules.at(0));
+  GraphBuilder b;
+  b.output("y", b.op("gelu", {b.op("add", {b.input("x", {2, 8}), b.input("b", {8})})}));
+  Graph g = b.finish();
+  RuntimeCost ort_target("onnxruntime"), other("");
+  auto taken = search(g, {&fuse}, ort_target, {.budget = 10}, null_reporter());
+  ASSERT_EQ(taken.steps.size(), 1u);
+  EXPECT_EQ(taken.steps[0].rule, "bias-gelu");
+  auto kept = search(g, {&fuse}, other, {.budget = 10}, null_reporter());
+  EXPECT_TRUE(kept.steps.empty());
+  EXPECT_EQ(structural_hash(kept.best), structural_hash(g));
+  EXPECT_GE(other.graph_cost(taken.best), CostModel::kNotRunHere);
 }
 
 TEST(OptSearch, StopsWhenNothingIsLeft) {

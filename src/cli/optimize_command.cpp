@@ -114,8 +114,9 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
                       driver::kDefaultGuardCandidates)),
       cmd.add_flag("--ort-contrib-ops", o.ort_contrib_ops,
                    "--target ort: write ONNX Runtime's fused com.microsoft operators (multi-head "
-                   "attention) where its optimizer misses them, when they check equal and time "
-                   "faster in ONNX Runtime; the file then runs in ONNX Runtime only"),
+                   "attention; the generated rules of rules/ort_fused.rules in the search) where "
+                   "its optimizer misses them, when they check equal and time faster in ONNX "
+                   "Runtime; the file then runs in ONNX Runtime only"),
       cmd.add_option(
           "--dump-candidates", o.dump_candidates,
           "debugging: write sampled candidate graphs (the search's path, finalists, "
@@ -150,7 +151,7 @@ int run_onnx(OptimizeCommandOptions& c, bool quiet) {
   if (o.output.empty()) throw Error("optimize: give the output file with -o OUT.onnx");
   driver::validate(o);  // before the rule library is read
   TerminalReporter rep(quiet);
-  auto lib = driver::load_rule_library(o.search, rep);
+  auto lib = driver::load_rule_library(o.search, rep, o.ort_contrib_ops);
   OnnxJobPrinter printer(o.input, quiet);
   driver::OnnxJobResult r = driver::run_onnx_job(o, nullptr, *lib, rep, printer);
   if (!o.report_json.empty()) driver::write_report_json(r.report, o.report_json);

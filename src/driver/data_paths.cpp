@@ -75,6 +75,12 @@ std::vector<std::string> shipped_rule_files() {
   return files;
 }
 
+std::string shipped_ort_fused_rules() {
+  fs::path p = fs::path(data_dir()) / "rules" / "ort_fused.rules";
+  std::error_code ec;
+  return fs::exists(p, ec) ? p.string() : "";
+}
+
 namespace {
 
 // A virtual environment's Python when the folder is one (pyvenv.cfg) and holds PyPI's

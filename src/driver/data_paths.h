@@ -34,6 +34,10 @@ struct OrtWorkerCommand {
 };
 OrtWorkerCommand ort_worker_command();
 
+// rules/ort_fused.rules: the generated rules that introduce ONNX Runtime's fused operators
+// (src/ops/fused_ops.cpp), loaded with --ort-contrib-ops only; "" when absent.
+std::string shipped_ort_fused_rules();
+
 // `o` with the shipped rule files when it names none, and the shipped axioms (when a data
 // folder is found).
 opt::RuleLibraryOptions resolved(opt::RuleLibraryOptions o);

@@ -31,8 +31,16 @@ void write_dot(const std::string& dir, const std::string& file, const Graph& g,
 
 }  // namespace
 
-std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep) {
-  return std::make_unique<opt::RuleLibrary>(resolved(s.rules), rep);
+std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep,
+                                                    bool runtime_kernels) {
+  opt::RuleLibraryOptions o = resolved(s.rules);
+  if (runtime_kernels && s.rules.rule_files.empty()) {
+    std::string fused = shipped_ort_fused_rules();
+    if (fused.empty())
+      throw Error("--ort-contrib-ops: rules/ort_fused.rules is missing from the data folder");
+    o.rule_files.push_back(fused);
+  }
+  return std::make_unique<opt::RuleLibrary>(o, rep);
 }
 
 Report run_model_job(const ModelJobOptions& o, const opt::RuleLibrary& lib, Reporter& rep) {

@@ -42,8 +42,12 @@ struct OnnxJobResult {
 };
 
 // The rule library of the options, loaded once per job (rule files, built-in rules, minus
-// the disabled ones; an unknown disabled name is an Error).
-std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep);
+// the disabled ones; an unknown disabled name is an Error). `runtime_kernels`
+// (--ort-contrib-ops): the shipped libraries also get the rules that introduce ONNX Runtime's
+// fused operators, which only the ort target may write (validate() refuses the flag
+// elsewhere); explicit rule files are taken as given.
+std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, Reporter& rep,
+                                                    bool runtime_kernels = false);
 
 // Runs the ONNX job on o.input, or on `model_bytes` when o.input is empty. Validates the
 // options first (validate()); the importer checks the --input-shape names.

@@ -44,8 +44,8 @@ ContribStep run_ort_contrib_step(ort::Worker& worker, std::string& model_bytes,
   if (fused.sites.empty()) {
     step.verdict =
         "--ort-contrib-ops: no multi-head attention of the form graphsub fuses (torch's "
-        "export, float weights) was found; the model is written without com.microsoft "
-        "operators";
+        "export, float weights) was found; no com.microsoft Attention is written (the "
+        "search's fused operators, rules/ort_fused.rules, are as the guard chose)";
     return step;
   }
   std::string what =

@@ -28,6 +28,7 @@ class OrtCostModel : public opt::CostModel {
   ~OrtCostModel() override;  // saves new measurements (errors are reported, not thrown)
 
   std::string name() const override { return "ort"; }
+  std::string_view runtime() const override { return "onnxruntime"; }
   std::string assumptions() const override;
 
   double per_kernel_us() const { return per_kernel_us_; }

@@ -150,3 +150,35 @@ def test_evaluate_names_a_missing_input():
     model = CASES["BiasGelu"]()
     with pytest.raises(graphsub.Error, match="'b'"):
         graphsub.evaluate(model, {"x": np.zeros(X, np.float32)})
+
+
+def matmul_bias_gelu_model():
+    """x @ W + b -> Gelu (opset 20): what ONNX Runtime's BiasGelu computes after the MatMul."""
+    rng = np.random.default_rng(0)
+    w = onnx.numpy_helper.from_array(rng.standard_normal((32, 64)).astype(np.float32) * 0.1, "W")
+    b = onnx.numpy_helper.from_array(rng.standard_normal(64).astype(np.float32), "b")
+    nodes = [helper.make_node("MatMul", ["x", "W"], ["h"]),
+             helper.make_node("Add", ["h", "b"], ["hb"]),
+             helper.make_node("Gelu", ["hb"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "bias_gelu", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 32])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 64])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    model.ir_version = 9
+    return model
+
+
+def test_the_generated_fused_rules_are_loaded_only_when_asked(tmp_path):
+    # rules/ort_fused.rules (generated, proved) rewrites gelu(add(x, b)) into BiasGelu; the
+    # search takes it where ONNX Runtime prices it cheaper (a measurement, not asserted here:
+    # OptSearch.ARuntimesFusedOperatorIsIntroducedOnlyForATargetThatRunsIt tests the choice),
+    # and only with ort_contrib_ops.
+    model = matmul_bias_gelu_model()
+    plain, base = graphsub.optimize(model, target="ort", guard_runs=0, cache_dir=str(tmp_path))
+    assert all(n.domain in ("", "ai.onnx") for n in plain.graph.node)
+    fused, report = graphsub.optimize(model, target="ort", guard_runs=0, ort_contrib_ops=True,
+                                      cache_dir=str(tmp_path))
+    assert report["rules"]["loaded"] > base["rules"]["loaded"], (report["rules"], base["rules"])
+    assert report["check"]["ok"], report["check"]
+    feeds = feeds_for(model)
+    assert_close(run_ort(model, feeds), run_ort(fused, feeds), "with ort_contrib_ops")

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -33,6 +34,12 @@ class CostModel {
  public:
   virtual ~CostModel() = default;
   virtual std::string name() const = 0;  // "analytic" or "measured"
+  // The runtime whose fused kernels this model prices (OpDef::runtime: "onnxruntime" for the
+  // ort target); "" for graphsub's own executor. Another runtime's fused operator costs
+  // kNotRunHere: the search never introduces one for a target that cannot run it, and takes
+  // one out where a rule can.
+  virtual std::string_view runtime() const { return ""; }
+  static constexpr double kNotRunHere = 1e12;  // microseconds
   // One line saying what the model assumed: the machine, its measured peaks, calibration.
   virtual std::string assumptions() const = 0;
 
