@@ -160,6 +160,22 @@ TEST(OnnxFused, ASkipLayerNormIsWrittenInItsDomainWithTheSumAsOutputThree) {
   EXPECT_EQ(fused, 1);
   ASSERT_EQ(back.graph.outputs().size(), 2u);
   EXPECT_EQ(back.graph.outputs()[1].ref.output, 1u);
+
+  // Where nothing reads the sum, the node does not ask ONNX Runtime for it.
+  Graph only_y;
+  auto x2 = only_y.add_input("x", t), s2 = only_y.add_input("s", t);
+  auto g2 = only_y.add_weight("gamma", v, std::make_shared<std::vector<float>>(8, 1.0f));
+  NodeId n2 = only_y.add("ort_skip_layernorm", {{x2, 0}, {s2, 0}, {g2, 0}}, {{"epsilon", 1e-5}});
+  only_y.add_output("y", {n2, 0});
+  onnx::ModelProto m2;
+  ASSERT_TRUE(m2.ParseFromString(export_onnx_bytes(only_y, nullptr, {})));
+  int written = 0;
+  for (const auto& nd : m2.graph().node()) {
+    if (nd.op_type() != "SkipLayerNormalization") continue;
+    ++written;
+    EXPECT_EQ(nd.output_size(), 1);
+  }
+  EXPECT_EQ(written, 1);
 }
 
 }  // namespace

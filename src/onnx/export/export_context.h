@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -19,11 +20,14 @@ class ExportContext {
   const Graph& g;
   onnx::GraphProto& gp;
   int64_t opset;
-  std::map<TensorRef, std::string> names;  // ONNX name of each IR tensor written so far
-  std::set<std::string> used;              // every ONNX tensor and node name in use
-  std::set<std::string> domains;           // non-default domains used by opaque nodes
+  std::map<TensorRef, std::string> names;   // ONNX name of each IR tensor written so far
+  std::set<std::string> used;               // every ONNX tensor and node name in use
+  std::set<std::string> domains;            // non-default domains used by opaque nodes
+  std::optional<std::set<TensorRef>> read;  // is_read()'s set
 
   std::string fresh(const std::string& base);  // a new unique name
+  // Whether a node or a graph output reads tensor `r` (the set is built on first use).
+  bool is_read(TensorRef r);
   const std::string& name(TensorRef r) const;  // throws when the tensor was not written yet
   const Shape& shape(TensorRef r) const { return g.type(r).shape; }
 

@@ -482,12 +482,14 @@ void gelu_tanh(Ctx& x) {
 }
 
 // A runtime's fused operator: its node by the table of onnx/format/runtime_operators.h, every
-// IR attribute written under its own name.
+// IR attribute written under its own name. An optional output nothing reads (a skip
+// normalization's sum) is left out, so that the runtime does not compute it.
 void runtime_operator(Ctx& x) {
   const RuntimeOperator* r = runtime_operator_of(x.n.op->name);
   if (!r) throw Error(fmt::format("export: no ONNX node for {}", x.n.op->name));
   std::vector<std::string> outs;
   for (size_t k = 0; k < x.out.size(); ++k) {
+    if (k > 0 && !x.c.is_read({x.id, static_cast<uint32_t>(k)})) continue;
     auto at = static_cast<size_t>(r->outputs[k]);
     if (outs.size() <= at) outs.resize(at + 1);
     outs[at] = x.out[k];

@@ -20,6 +20,17 @@ namespace graphsub {
 
 // ---- ExportContext ----
 
+bool ExportContext::is_read(TensorRef r) {
+  if (!read) {
+    read.emplace();
+    for (NodeId id = 0; id < g.num_slots(); ++id)
+      if (g.alive(id))
+        for (TensorRef in : g.node(id).inputs) read->insert(in);
+    for (const auto& o : g.outputs()) read->insert(o.ref);
+  }
+  return read->count(r) > 0;
+}
+
 std::string ExportContext::fresh(const std::string& base) {
   std::string name = base.empty() ? "t" : base;
   for (int k = 1; used.count(name); ++k) name = fmt::format("{}_{}", base, k);
