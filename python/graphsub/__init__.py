@@ -61,7 +61,7 @@ def _dims(dims):
     return [str(d) for d in dims]
 
 
-def _model_source(model):
+def _model_source(model, caller):
     """(bytes or None, path) of an onnx.ModelProto, serialized bytes or a path."""
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model), ""
@@ -69,7 +69,7 @@ def _model_source(model):
         return None, os.fsdecode(model)
     if hasattr(model, "SerializeToString"):  # onnx.ModelProto, without importing onnx here
         return model.SerializeToString(), ""
-    raise TypeError(f"optimize: model must be an onnx.ModelProto, bytes or a path, "
+    raise TypeError(f"{caller}: model must be an onnx.ModelProto, bytes or a path, "
                     f"not {type(model).__name__}")
 
 
@@ -100,7 +100,7 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
     if target is not None and target not in TARGETS:
         raise OptionError(f"target {target!r}: no such target (valid targets: "
                           f"{', '.join(TARGETS)})")
-    data, path = _model_source(model)
+    data, path = _model_source(model, "optimize")
     out, report_text, failure = _graphsub.optimize(
         model_bytes=data, path=path, target=target, budget=budget, alpha=alpha,
         time_limit=time_limit, max_queue=max_queue, cost=cost, rules=_paths(rules),
@@ -126,7 +126,7 @@ def evaluate(model, inputs, *, progress=None):
     """
     import numpy as np  # only this function needs numpy
 
-    data, path = _model_source(model)
+    data, path = _model_source(model, "evaluate")
     if data is None:
         with open(path, "rb") as f:
             data = f.read()
