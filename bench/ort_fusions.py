@@ -23,7 +23,9 @@ FUSED = ["Attention", "MultiHeadAttention", "GroupQueryAttention", "RotaryEmbedd
          "QuickGelu", "FusedMatMul", "FusedGemm", "FusedConv"]
 
 
-def optimized_ops(path, tmp):
+def written_model(path, tmp):
+    """The model as ONNX Runtime runs it at level all (1 intra-op thread, CPU), written by its
+    optimized_model_filepath into `tmp`, weights of 1 KB and more in a side file."""
     out = os.path.join(tmp, "optimized.onnx")
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -35,7 +37,11 @@ def optimized_ops(path, tmp):
     so.add_session_config_entry(
         "session.optimized_model_external_initializers_min_size_in_bytes", "1024")
     ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    m = onnx.load(out, load_external_data=False)
+    return onnx.load(out, load_external_data=False)
+
+
+def optimized_ops(path, tmp):
+    m = written_model(path, tmp)
     return collections.Counter(n.op_type for n in m.graph.node), len(m.graph.node)
 
 

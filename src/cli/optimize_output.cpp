@@ -140,6 +140,23 @@ void OnnxJobPrinter::contrib(const driver::ContribStep& c) {
   for (const auto& site : c.sites) fmt::print("  {}\n", site);
 }
 
+void OnnxJobPrinter::layout(const driver::LayoutStep& l) {
+  // Said even when quiet when written: the file is then tuned for this CPU's block size.
+  if (quiet_ && !l.written_padded) return;
+  if (l.written_padded) {
+    fmt::print("layout: channels padded to ONNX Runtime's block of {} on this CPU ({})\n", l.block,
+               fmt::join(l.regions, "; "));
+    if (quiet_) return;
+  }
+  if (l.block <= 0) return fmt::print("layout: {}\n", l.verdict);
+  fmt::print("layout (ONNX Runtime's NCHWc, predicted): original {}; search's choice {}\n",
+             l.original.summary(), l.search.summary());
+  if (l.padded)
+    fmt::print("  channel padding ({}): {}\n", fmt::join(l.regions, "; "), l.padded->summary());
+  fmt::print("  {}\n", l.verdict);
+  if (l.written) fmt::print("  written: {}\n", l.written->summary());
+}
+
 void print_written(const std::string& output) {
   auto size = std::filesystem::file_size(output);
   std::string data = output + ".data";

@@ -16,6 +16,7 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
   void check_skipped(const std::string& why) override;
   void guarded(const ort::GuardResult& g) override;
   void contrib(const driver::ContribStep& c) override;
+  void layout(const driver::LayoutStep& l) override;
 
  private:
   std::string input_;

@@ -17,6 +17,7 @@
 #include "driver/data_paths.h"
 #include "driver/job_support.h"
 #include "driver/latency_guard_step.h"
+#include "driver/nchwc_layout_step.h"
 #include "driver/optimize_job.h"
 #include "driver/ort_contrib_step.h"
 #include "driver/scratch_dir.h"
@@ -269,13 +270,30 @@ class OnnxJob {
   // Whether `g` computes what the imported model computes, at the import's shapes and at the
   // second value of each symbolic dimension, as the search's choice was checked.
   bool passes_checks(const Graph& g) {
-    if (!check_equivalent(m_.graph, g, check_options(), rep_).ok) return false;
-    for (size_t p = 0; p < m_.info->symbolic.size(); ++p)
-      if (!check_equivalent(m_.alt_graphs[p], instantiate_symbolic(g, *m_.info, p), check_options(),
-                            rep_)
-               .ok)
-        return false;
-    return true;
+    auto run = [&](const Graph& original, const Graph& candidate, const std::string& at) {
+      auto t = JobClock::now();
+      ResultCheck c = check_equivalent(original, candidate, check_options(), rep_);
+      double seconds = seconds_since(t);
+      report().seconds[at.empty() ? "check" : "check " + at] = seconds;
+      observer_.checked(c, original, seconds, at);
+      bool ok = c.ok;
+      if (at.empty())
+        report().check = std::move(c);
+      else
+        report().symbolic_checks.emplace_back(at, std::move(c));
+      return ok;
+    };
+    bool ok = run(m_.graph, g, "");
+    for (size_t p = 0; ok && p < m_.info->symbolic.size(); ++p) {
+      const SymbolicDim& d = m_.info->symbolic[p];
+      ok = run(m_.alt_graphs[p], instantiate_symbolic(g, *m_.info, p),
+               fmt::format("{}={}", d.name, d.alt));
+    }
+    if (!ok) {  // what is written instead is checked on its own
+      report().check.reset();
+      report().symbolic_checks.clear();
+    }
+    return ok;
   }
 
   ExportOptions export_options() const {
@@ -305,6 +323,11 @@ class OnnxJob {
     auto t = JobClock::now();
     std::vector<GuardCandidate> cands = {{&r.optimized, r.final_cost / 1e3}};
     for (const opt::RunnerUp& u : r.runners_up) cands.push_back({&u.graph, u.cost / 1e3});
+    plan_layout();
+    if (padded_) {
+      cands.front().predicted_ms = report().layout->search_ms;
+      cands.insert(cands.begin(), {&*padded_, report().layout->padded_ms});
+    }
     GuardStep g = run_latency_guard(
         *target_.worker, m_, cands, r.initial_cost / 1e3, o_.input, bytes_, export_options(),
         o_.guard_runs,
@@ -314,23 +337,28 @@ class OnnxJob {
     report().guard = g.result;
     written_ = g.write_original ? &m_.graph : cands[static_cast<size_t>(g.chosen)].graph;
     if (g.write_input) keep_input();
-    // A runner-up is written only after it passes the same checks as the search's choice
-    // (checked here, not before timing: most runs write the search's choice, and checking
-    // every runner-up doubled the guard's time); one that fails is not written, and said.
-    if (!g.write_original && g.chosen > 0 && checking()) {
+    // A runner-up (or the padded graph) is written only after it passes the same checks as
+    // the search's choice (checked here, not before timing: most runs write the search's
+    // choice, and checking every runner-up doubled the guard's time); one that fails is not
+    // written, and said.
+    if (!g.write_original && written_ != &r.optimized && checking()) {
       t = JobClock::now();
       if (!passes_checks(*written_)) {
         // Then the search's choice where it timed faster than the input beyond noise, else
         // the input as given (the burden of proof is on the rewrite).
         ort::GuardResult& gr = *report().guard;
-        bool first_wins = gr.original_ms > gr.candidates[0].median_ms * (1 + gr.noise);
+        int search = padded_ ? 1 : 0;
+        bool first_wins =
+            search < static_cast<int>(gr.candidates.size()) &&
+            gr.original_ms > gr.candidates[static_cast<size_t>(search)].median_ms * (1 + gr.noise);
         std::string why = fmt::format(
-            "the runner-up the latency guard timed fastest does not compute what the original "
+            "the {} the latency guard timed fastest does not compute what the original "
             "computes; {} is written instead",
+            written_ == padded_ptr() ? "channel-padded graph" : "runner-up",
             first_wins ? "the search's choice" : "the input");
         rep_.warn(why);
         report().import_notes.push_back(why);
-        gr.chosen = first_wins ? 0 : -1;
+        gr.chosen = first_wins ? search : -1;
         gr.write_input = !first_wins;
         gr.verdict += "; " + why;
         written_ = first_wins ? &r.optimized : &m_.graph;
@@ -339,6 +367,25 @@ class OnnxJob {
       report().seconds["guard check"] = seconds_since(t);
     }
     if (report().guard) observer_.guarded(*report().guard);
+    report().ops_after = opt::op_counts(*written_);
+    if (auto& l = report().layout) {
+      l->written = ort::predict_nchwc(*written_, l->block);
+      l->written_padded = written_ == padded_ptr();
+      observer_.layout(*l);
+    }
+  }
+
+  const Graph* padded_ptr() const { return padded_ ? &*padded_ : nullptr; }
+
+  // ONNX Runtime's blocked layout for the guard: predicted for the original and the search's
+  // choice, and the search's choice with channels padded to the block, timed first where
+  // predicted cheaper with its reorders (driver/nchwc_layout_step.h).
+  void plan_layout() {
+    auto* ort_cost = dynamic_cast<ort::OrtCostModel*>(cost_.get());
+    if (!ort_cost) return;
+    auto t = JobClock::now();
+    report().layout = run_layout_step(m_.graph, result(), *ort_cost, *m_.info, padded_);
+    report().seconds["layout"] = seconds_since(t);
   }
 
   // The guard timed nothing faster than the input beyond the band: the input is written as
@@ -439,6 +486,7 @@ class OnnxJob {
   // The search's result holds at the imported value of a symbolic dimension only: the input.
   bool input_only_ = false;
   const Graph* written_ = nullptr;  // the graph to write: the search's, a runner-up's, or m_'s
+  std::optional<Graph> padded_;     // the search's choice with channels padded, when timed
   // The model to write as serialized bytes, when not *written_: with ONNX Runtime's
   // operators, or the input as given (input_bytes_, moved here on writing).
   std::optional<std::string> to_write_;

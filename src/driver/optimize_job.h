@@ -31,6 +31,8 @@ class OnnxJobObserver {
   virtual void guarded(const ort::GuardResult& /*g*/) {}
   // --ort-contrib-ops: what was fused, and whether it is written.
   virtual void contrib(const ContribStep& /*c*/) {}
+  // The ort target: ONNX Runtime's blocked layout, and the channel padding tried.
+  virtual void layout(const LayoutStep& /*l*/) {}
 };
 
 struct OnnxJobResult {

@@ -68,6 +68,14 @@ Json check_json(const ResultCheck& c) {
           {"outputs", tensors}};
 }
 
+Json layout_json(const ort::NchwcLayout& l) {
+  return {{"blocked_convs", l.blocked_convs},
+          {"plain_convs", l.plain_convs},
+          {"reorder_inputs", l.reorder_inputs},
+          {"reorder_outputs", l.reorder_outputs},
+          {"reorder_mb", l.reorder_mb}};
+}
+
 Json timings_json(const Report& r) {
   Json t = {{"search_s", r.result.search.seconds},
             {"search_cpu_s", r.result.search.cpu_seconds},
@@ -119,6 +127,16 @@ Json timings_json(const Report& r) {
       c["noise"] = g->noise;
     }
     t["ort_contrib_ops"] = c;
+  }
+  if (const auto& l = r.layout) {
+    Json lt = {{"reorder_us_per_mb", l->reorder_us_per_mb},
+               {"search_predicted_ms", l->search_ms},
+               {"padded_timed", l->timed},
+               {"written_padded", l->written_padded},
+               {"verdict", l->verdict}};
+    if (l->timed) lt["padded_predicted_ms"] = l->padded_ms;
+    if (l->written) lt["written"] = layout_json(*l->written);
+    t["layout"] = lt;
   }
   if (r.measured) {
     auto run = [](const opt::RunTime& x) {
@@ -193,6 +211,14 @@ std::string report_json(const Report& r) {
       checks.push_back({{"ok", c.match}, {"runs", c.sets}, {"dim", c.dim}, {"outputs", outputs}});
     }
     j["ort_contrib_ops"] = {{"sites", r.contrib->sites}, {"checks_in_ort", checks}};
+  }
+  if (const auto& l = r.layout) {
+    j["layout"] = {{"runtime", "onnxruntime"},
+                   {"block", l->block},
+                   {"original", layout_json(l->original)},
+                   {"search", layout_json(l->search)},
+                   {"padded_regions", l->regions},
+                   {"padded", l->padded ? layout_json(*l->padded) : Json(nullptr)}};
   }
   j["timings"] = timings_json(r);
   return j.dump(2) + "\n";

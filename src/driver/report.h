@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "check/equivalence.h"
+#include "driver/nchwc_layout_step.h"
 #include "driver/ort_contrib_step.h"
 #include "onnx/onnx_model.h"
 #include "opt/cost/runtime.h"
@@ -44,6 +45,9 @@ struct Report {
   std::optional<ort::GuardResult> guard;
   // --ort-contrib-ops: what was fused and checked (timing and verdict under "timings").
   std::optional<ContribStep> contrib;
+  // The ort target: ONNX Runtime's blocked layout predicted, and the channel padding tried
+  // (what is written, which the guard chose, under "timings").
+  std::optional<LayoutStep> layout;
   // ... and the built-in model form's (the optimizer's own check).
   bool model_checked = false;
   // Timings: wall clock of each stage and measured run times (model form with --runs).

@@ -33,6 +33,15 @@ class OrtCostModel : public opt::CostModel {
 
   double per_kernel_us() const { return per_kernel_us_; }
   double weight_us_per_mb() const { return weight_us_per_mb_; }
+  // What ONNX Runtime's layout reorders (ReorderInput, ReorderOutput) cost per MB they copy,
+  // from its profile of one blocked convolution's two reorders; measured once, cached with
+  // the table. Per-configuration prices leave reorders out (they depend on the neighbours);
+  // the layout step prices a graph's predicted reorders with it (ort/nchwc_layout.h).
+  double reorder_us_per_mb() const { return reorder_us_per_mb_; }
+  // The predicted reorders of a graph: `mb` copied by `count` reorder kernels.
+  double reorders_us(double mb, int count) const {
+    return reorder_us_per_mb_ * mb + per_kernel_us_ * count;
+  }
   size_t table_size() const { return table_.size(); }
   void save();
 
@@ -44,6 +53,7 @@ class OrtCostModel : public opt::CostModel {
   std::pair<double, int> profile_model(const std::string& path);
   double measure_per_kernel_us();
   double measure_weight_us_per_mb();
+  double measure_reorder_us_per_mb();
   void ensure_per_kernel_cost();  // measured once, then cached with the table
   // The price's floor: reading the configuration's constant inputs from memory.
   double streaming_us(const opt::OpConfig& c) const;
@@ -56,6 +66,7 @@ class OrtCostModel : public opt::CostModel {
   std::map<std::string, double> table_;  // config key -> price (us)
   double per_kernel_us_ = -1;
   double weight_us_per_mb_ = -1;
+  double reorder_us_per_mb_ = -1;
   bool dirty_ = false;
   size_t measured_now_ = 0;
 };

@@ -1,0 +1,39 @@
+#pragma once
+// Channel padding for ONNX Runtime's blocked layout: tensors whose channel count is not a
+// multiple of the NCHWc block (regnet's 440 channels in groups of 8 at block 16) keep the
+// convolutions that read and write them out of the layout, with reorders around each. Here a
+// region of such tensors (joined through operators that act per channel: activations,
+// element-wise operators, pools, batch norms, grouped convolutions of as many channels) is
+// widened to the next multiple of the block, exactly:
+//  - the convolutions that write into the region get zero output channels (zero weights and
+//    bias), so the added channels hold finite values (0, or an activation of 0);
+//  - per-channel constants are padded (batch norms with a unit variance), grouped
+//    convolutions get the added groups with zero weights, then as many groups merged into
+//    one (block-diagonal weights) as make each group a block wide;
+//  - every convolution that reads the region gets zero weights for the added channels, so
+//    what they hold never reaches a result; any other reader gets the region's tensor cut
+//    back to its channels (a Slice), as does a graph output.
+// A region is padded only where the layout predicted for the result (nchwc_layout.h) runs more
+// convolutions blocked or copies fewer bytes in reorders. The weights change shape only; the
+// file stays plain ONNX that any runtime runs, and the padding is tuned for one block size,
+// which the report records. The ONNX job checks the result like every rewrite and the latency
+// guard times it against the search's choice and the original.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ort/nchwc_layout.h"
+
+namespace graphsub::ort {
+
+struct ChannelPadding {
+  Graph graph;
+  std::vector<std::string> regions;  // "440 -> 448 channels: 41 tensors, 6 convolutions"
+  NchwcLayout before, after;         // predicted for the graph given and for `graph`
+};
+
+// Unset when no region of `g` gains by padding at `block` (or block is 0).
+std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block);
+
+}  // namespace graphsub::ort

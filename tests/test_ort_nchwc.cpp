@@ -1,0 +1,146 @@
+// ONNX Runtime's blocked layout as predicted (ort/nchwc_layout.h) and the channel padding that
+// extends it (ort/nchwc_padding.h): the conditions, the reorders counted on small graphs, and
+// padded graphs that compute what the original computes. tests/python/test_nchwc_layout.py
+// compares the predictions with what ONNX Runtime itself writes.
+#include <gtest/gtest.h>
+
+#include "check/equivalence.h"
+#include "exec/precompute.h"
+#include "ir/builder.h"
+#include "ort/nchwc_layout.h"
+#include "ort/nchwc_padding.h"
+
+namespace graphsub::ort {
+namespace {
+
+constexpr int kBlock = 16;
+
+size_t count_op(const Graph& g, const std::string& op) {
+  size_t n = 0;
+  for (NodeId id = 0; id < g.num_slots(); ++id) n += g.alive(id) && g.node(id).op->name == op;
+  return n;
+}
+
+TEST(OrtNchwc, ConvConditionsFollowTheRuntime) {
+  // Ungrouped: fewer input channels than a block read the plain tensor; more must be a
+  // multiple of 4; the output channels are padded by the runtime, any count runs.
+  EXPECT_TRUE(nchwc_conv_fit(32, 3, 1, kBlock).blocked);
+  EXPECT_FALSE(nchwc_conv_fit(32, 3, 1, kBlock).reads_blocked);
+  EXPECT_TRUE(nchwc_conv_fit(24, 104, 1, kBlock).reads_blocked);
+  EXPECT_FALSE(nchwc_conv_fit(32, 110, 1, kBlock).blocked);
+  EXPECT_FALSE(nchwc_conv_fit(32, 26, 1, kBlock).blocked);
+  // Depthwise: channels a multiple of 4.
+  EXPECT_TRUE(nchwc_conv_fit(24, 1, 24, kBlock).blocked);
+  EXPECT_FALSE(nchwc_conv_fit(58, 1, 58, kBlock).blocked);
+  // Grouped: whole blocks per group, in and out.
+  EXPECT_FALSE(nchwc_conv_fit(440, 8, 55, kBlock).blocked);
+  EXPECT_TRUE(nchwc_conv_fit(448, 16, 28, kBlock).blocked);
+  EXPECT_TRUE(nchwc_conv_fit(64, 8, 8, 8).blocked);    // at block 8 a group of 8 is whole
+  EXPECT_FALSE(nchwc_conv_fit(64, 64, 1, 0).blocked);  // no blocked layout at all
+}
+
+TEST(OrtNchwc, CountsTheReordersAroundABlockedChain) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 8, 8});
+  auto c1 = b.conv(x, b.weight("w1", {32, 16, 3, 3}), {.pad = 1, .act = "relu"});
+  auto c2 = b.conv(c1, b.weight("w2", {32, 32, 1, 1}));
+  b.output("y", b.relu(b.ewadd(c1, c2)));
+  NchwcLayout l = predict_nchwc(b.finish(), kBlock);
+  EXPECT_EQ(l.blocked_convs, 2);
+  EXPECT_EQ(l.plain_convs, 0);
+  EXPECT_EQ(l.reorder_inputs, 1);   // x, into the layout
+  EXPECT_EQ(l.reorder_outputs, 1);  // y, out of it: the add and relu are carried
+  EXPECT_NEAR(l.reorder_mb, (16 + 32) * 64 * 4 / 1e6, 1e-9);
+}
+
+TEST(OrtNchwc, ABroadcastScaleLeavesTheLayout) {
+  // A squeeze-excitation's Mul of [1,C,H,W] by [1,C,1,1] is not carried: the image goes out
+  // of the layout and the product back in for the next conv.
+  GraphBuilder b;
+  auto x = b.input("x", {1, 32, 8, 8});
+  auto c = b.conv(x, b.weight("w", {32, 32, 1, 1}));
+  auto s = b.sigmoid(b.conv(b.op("global_avgpool", {c}), b.weight("ws", {32, 32, 1, 1})));
+  auto y = b.conv(b.op("mul", {c, s}), b.weight("w2", {32, 32, 1, 1}));
+  b.output("y", y);
+  NchwcLayout l = predict_nchwc(b.finish(), kBlock);
+  EXPECT_EQ(l.blocked_convs, 3);
+  EXPECT_EQ(l.reorder_inputs, 2);   // x, and the product
+  EXPECT_EQ(l.reorder_outputs, 3);  // c and s for the Mul, y
+}
+
+TEST(OrtNchwc, NoBlockNoPrediction) {
+  GraphBuilder b;
+  b.output("y", b.conv(b.input("x", {1, 16, 8, 8}), b.weight("w", {16, 16, 1, 1})));
+  Graph g = b.finish();
+  NchwcLayout l = predict_nchwc(g, 0);
+  EXPECT_EQ(l.reorders(), 0);
+  EXPECT_EQ(l.blocked_convs, 0);
+  EXPECT_FALSE(pad_channels_for_nchwc(g, 0));
+}
+
+// A RegNet block of 40 channels in groups of 8 (5 groups: none merges at block 16): the stem
+// conv's output region, padded to 48 channels, gets one more group and the groups merged in
+// pairs, so every conv runs blocked; the head's flatten reads the region cut back.
+Graph grouped_block() {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 16, 8, 8});
+  auto a = b.conv(x, b.weight("wa", {40, 16, 1, 1}), {.act = "relu"});
+  auto g = b.conv(a, b.weight("wg", {40, 8, 3, 3}), {.pad = 1, .act = "relu"});
+  auto bn = b.batchnorm(g, "bn");
+  auto se = b.sigmoid(b.op("global_avgpool", {bn}));
+  auto s = b.op("mul", {bn, se});
+  auto r = b.ewadd(s, a);
+  auto c = b.conv(r, b.weight("wc", {32, 40, 1, 1}));
+  b.output("y", c);
+  b.output("pooled", b.op("flatten", {b.op("global_avgpool", {r})}, {{"axis", int64_t{1}}}));
+  return b.finish();
+}
+
+TEST(OrtNchwc, PadsAGroupedRegionToWholeBlocksExactly) {
+  Graph g = grouped_block();
+  NchwcLayout before = predict_nchwc(g, kBlock);
+  EXPECT_EQ(before.plain_convs, 1);  // the grouped conv
+  auto p = pad_channels_for_nchwc(g, kBlock);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->regions.size(), 1u);
+  EXPECT_EQ(p->regions[0].substr(0, 18), "40 -> 48 channels:");
+  EXPECT_EQ(p->after.plain_convs, 0);
+  EXPECT_EQ(p->after.blocked_convs, 3);
+  ASSERT_NO_THROW(validate(p->graph));
+  EXPECT_EQ(p->graph.type(p->graph.outputs()[1].ref).shape, (Shape{2, 40}));
+  EXPECT_EQ(count_op(p->graph, "slice"), 1u);  // the flatten's input, not the conv's
+  auto c = check_equivalent(g, p->graph, {.seed = 3});
+  EXPECT_TRUE(c.ok) << c.failure();
+  Graph folded = p->graph;
+  precompute_weights(folded);
+  auto f = check_equivalent(g, folded, {.seed = 4});
+  EXPECT_TRUE(f.ok) << f.failure();
+}
+
+TEST(OrtNchwc, LeavesARegionAGraphInputStartsAlone) {
+  // The 40-channel tensor is fed, not computed: nothing can write it padded.
+  GraphBuilder b;
+  auto x = b.input("x", {1, 40, 8, 8});
+  b.output("y", b.conv(b.relu(x), b.weight("wg", {40, 8, 3, 3}), {.pad = 1}));
+  EXPECT_FALSE(pad_channels_for_nchwc(b.finish(), kBlock));
+}
+
+TEST(OrtNchwc, CutsARegionBackBeforeADivision) {
+  // A division reading a region's tensors would divide by their added channels: it reads
+  // them cut back, while the grouped conv still gets its padding.
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 8, 8});
+  auto a = b.conv(x, b.weight("wa", {40, 16, 1, 1}));
+  auto g = b.conv(a, b.weight("wg", {40, 8, 3, 3}), {.pad = 1});
+  b.output("y", b.conv(b.op("div", {g, a}), b.weight("wy", {16, 40, 1, 1})));
+  Graph original = b.finish();
+  auto p = pad_channels_for_nchwc(original, kBlock);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->after.plain_convs, 0);
+  EXPECT_EQ(count_op(p->graph, "slice"), 2u);  // both of the division's inputs
+  auto c = check_equivalent(original, p->graph, {.seed = 3});
+  EXPECT_TRUE(c.ok) << c.failure();
+}
+
+}  // namespace
+}  // namespace graphsub::ort
