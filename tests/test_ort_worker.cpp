@@ -257,6 +257,70 @@ TEST(LatencyGuard, KeepsTheSearchsChoiceUnlessAnotherIsFasterBeyondNoise) {
   EXPECT_GE(r.noise, o.min_noise);
 }
 
+// The guard's ONNX Runtime verdict, as guard_latency leaves it: `chosen` picked, each model's
+// runs at the given medians (a fake timing: what is under test is the OpenVINO step).
+ort::GuardResult picked(int chosen, double original_ms, std::vector<double> candidate_ms) {
+  ort::GuardResult r;
+  auto timed = [](double ms) {
+    ort::TimedModel t;
+    t.ms.assign(5, ms);
+    t.median_ms = ms;
+    return t;
+  };
+  r.original = r.control = timed(original_ms);
+  r.original_ms = original_ms;
+  r.noise = 0.05;
+  for (double ms : candidate_ms) r.candidates.push_back(timed(ms));
+  r.chosen = chosen;
+  r.verdict = "picked";
+  return r;
+}
+
+// Two files for the OpenVINO step: the original, 2 chained matmuls, and a rewrite 12 long.
+struct OpenVinoFiles {
+  std::string original, slow;
+  ort::GuardOptions options;
+};
+OpenVinoFiles openvino_files() {
+  std::string dir = scratch_dir("ort_guard_openvino");
+  OpenVinoFiles f{chain_model(dir, "two", 2), chain_model(dir, "twelve", 12), {}};
+  f.options.runs = 5;
+  return f;
+}
+
+// OpenVINO is the second runtime: the rewrite ONNX Runtime picked must not be slower there.
+// 12 matmuls against the original's 2 are, by far: the input is written.
+TEST(LatencyGuard, ARewriteSlowerInOpenVinoIsNotWritten) {
+  auto& w = shared_worker();
+  if (w.openvino_version().empty()) GTEST_SKIP() << "this worker runs no OpenVINO";
+  OpenVinoFiles f = openvino_files();
+  ort::GuardResult r = picked(0, 10.0, {5.0});
+  ort::guard_in_openvino(w, f.original, {f.slow}, f.options, r);
+  ASSERT_TRUE(r.second);
+  EXPECT_EQ(r.second->kept, -1);
+  EXPECT_EQ(r.chosen, -1);
+  EXPECT_TRUE(r.write_input);
+  EXPECT_GT(r.second->candidates[0].median_ms, 2 * r.second->original_ms);
+  EXPECT_NE(r.verdict.find("the input is written as given"), std::string::npos) << r.verdict;
+}
+
+// ... and then a candidate ONNX Runtime also ran faster beyond its band, which OpenVINO does
+// not run slower (here the original's own file), is written instead; one ONNX Runtime did not
+// find faster is not a contender.
+TEST(LatencyGuard, TheNextCandidateNotSlowerInOpenVinoIsWritten) {
+  auto& w = shared_worker();
+  if (w.openvino_version().empty()) GTEST_SKIP() << "this worker runs no OpenVINO";
+  OpenVinoFiles f = openvino_files();
+  ort::GuardResult r = picked(0, 10.0, {5.0, 9.9, 6.0});  // candidate 2: within the band
+  ort::guard_in_openvino(w, f.original, {f.slow, f.original, f.original}, f.options, r);
+  ASSERT_TRUE(r.second);
+  EXPECT_EQ(r.second->index, (std::vector<int>{0, 2}));
+  EXPECT_EQ(r.chosen, 2) << r.verdict;
+  EXPECT_EQ(r.second->kept, 2);
+  EXPECT_FALSE(r.write_input);
+  EXPECT_NE(r.verdict.find("candidate 3 is written"), std::string::npos) << r.verdict;
+}
+
 // Candidates that are the same file (finalists the export writes alike, or the cleaned
 // original) are loaded and timed once: their times are one measurement, copied.
 TEST(LatencyGuard, IdenticalCandidateFilesAreTimedOnce) {

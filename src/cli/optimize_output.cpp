@@ -130,6 +130,15 @@ void OnnxJobPrinter::guarded(const ort::GuardResult& g) {
     fmt::print("  candidate {}  predicted {:9.3f} ms, measured {:9.3f} ms{}\n", i + 1,
                g.candidates[i].predicted_ms, g.candidates[i].median_ms,
                static_cast<int>(i) == g.chosen ? "  <- written" : "");
+  if (const auto& o = g.second) {
+    fmt::print("  in {}: original {:.3f} ms (A/A {:.3f})\n", o->runtime, o->original.median_ms,
+               o->original.median_ms > 0 ? o->control.median_ms / o->original.median_ms : 1.0);
+    for (size_t k = 0; k < o->candidates.size(); ++k)
+      fmt::print("  candidate {}  {:.3f} ms ({:.3f}x){}\n", o->index[k] + 1,
+                 o->candidates[k].median_ms, o->original_ms / o->candidates[k].median_ms,
+                 o->index[k] == o->kept ? "  <- kept" : "");
+    for (const auto& why : o->refused) fmt::print("  {}\n", why);
+  }
 }
 
 void OnnxJobPrinter::contrib(const driver::ContribStep& c) {

@@ -254,6 +254,9 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
     throw Error(fmt::format(
         "the optimized model does not run in ONNX Runtime ({}); nothing was written", e.what()));
   }
+  // A file tuned for ONNX Runtime must not run slower in OpenVINO (where the worker runs it).
+  rep.progress("guard", 0, 0, "timing the rewrite against the original in OpenVINO");
+  ort::guard_in_openvino(worker, original, files, g, *step.result);
   step.result->original.predicted_ms = original_predicted_ms;
   for (size_t i = 0; i < step.result->candidates.size(); ++i)
     step.result->candidates[i].predicted_ms = candidates[i].predicted_ms;

@@ -105,6 +105,23 @@ Json timings_json(const Report& r) {
                   {"within_noise", g.within_noise},
                   {"speedup", g.speedup()},
                   {"verdict", g.verdict}};
+    if (const auto& o = g.second) {
+      Json cands = Json::array();
+      for (size_t k = 0; k < o->candidates.size(); ++k)
+        cands.push_back(
+            {{"candidate", o->index[k]},
+             {"median_ms", o->candidates[k].median_ms},
+             {"speedup",
+              o->candidates[k].median_ms > 0 ? o->original_ms / o->candidates[k].median_ms : 0.0}});
+      t["guard"]["openvino"] = {{"runtime", o->runtime},
+                                {"original_ms", o->original.median_ms},
+                                {"control_ms", o->control.median_ms},
+                                {"noise", o->noise},
+                                {"candidates", cands},
+                                {"refused", o->refused},
+                                {"kept", o->kept},
+                                {"verdict", o->verdict}};
+    }
     if (const auto& c = g.confirmation)
       t["guard"]["confirmation"] = {{"rewrite", c->challenger},
                                     {"first_speedup", c->first_speedup},

@@ -388,4 +388,133 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
   return r;
 }
 
+namespace {
+
+// The second runtime's timing of the original (twice) and the candidates of `order` that it
+// loads; throws Error when it cannot load the original.
+SecondRuntimeCheck time_in_openvino(Worker& worker, const std::string& original,
+                                    const std::vector<std::string>& candidates,
+                                    const std::vector<int>& order, const GuardOptions& opts) {
+  SecondRuntimeCheck s;
+  s.runtime = fmt::format("OpenVINO {}, {} thread(s)", worker.openvino_version(), opts.threads);
+  std::vector<std::string> ids;
+  auto unload_all = [&] {
+    for (const std::string& id : ids) worker.call({{"op", "unload"}, {"id", id}});
+  };
+  auto load = [&](const std::string& id, const std::string& path) {
+    worker.call({{"op", "load"},
+                 {"runtime", "openvino"},
+                 {"id", id},
+                 {"path", path},
+                 {"threads", opts.threads},
+                 {"dim", opts.dim},
+                 {"dims", opts.dims}});
+    ids.push_back(id);
+  };
+  try {
+    load("ov_original", original);
+    load("ov_control", original);
+  } catch (const Error&) {
+    unload_all();
+    throw;
+  }
+  for (int i : order) {
+    try {
+      load(fmt::format("ov_candidate{}", i), candidates[static_cast<size_t>(i)]);
+      s.index.push_back(i);
+    } catch (const Error& e) {
+      s.refused.push_back(fmt::format("candidate {}: {}", i + 1, e.what()));
+    }
+  }
+  nlohmann::json reply;
+  try {
+    reply =
+        worker.call({{"op", "time"}, {"ids", ids}, {"runs", opts.runs}, {"warmup", opts.warmup}});
+  } catch (const Error&) {
+    unload_all();
+    throw;
+  }
+  unload_all();
+  auto timed = [&](const std::string& id, const std::string& path) {
+    TimedModel t;
+    t.path = path;
+    t.ms = reply.at("ms").at(id).get<std::vector<double>>();
+    t.median_ms = median(t.ms);
+    return t;
+  };
+  s.original = timed(ids[0], original);
+  s.control = timed(ids[1], original);
+  for (size_t k = 0; k < s.index.size(); ++k)
+    s.candidates.push_back(timed(ids[k + 2], candidates[static_cast<size_t>(s.index[k])]));
+  double aa = s.original.median_ms > 0 ? s.control.median_ms / s.original.median_ms : 1.0;
+  s.noise = std::max(std::abs(aa - 1.0), opts.min_noise);
+  std::vector<double> both = s.original.ms;
+  both.insert(both.end(), s.control.ms.begin(), s.control.ms.end());
+  s.original_ms = median(both);
+  return s;
+}
+
+}  // namespace
+
+void guard_in_openvino(Worker& worker, const std::string& original,
+                       const std::vector<std::string>& candidates, const GuardOptions& opts,
+                       GuardResult& r) {
+  if (r.chosen < 0 || worker.openvino_version().empty()) return;
+  // The picked candidate first, then the others ONNX Runtime also found faster than the
+  // original beyond its band, fastest there first.
+  TimedModel orig{original, r.original_ms, {}};
+  orig.ms = r.original.ms;
+  orig.ms.insert(orig.ms.end(), r.control.ms.begin(), r.control.ms.end());
+  std::vector<int> order = {r.chosen};
+  std::vector<int> others;
+  for (size_t i = 0; i < r.candidates.size(); ++i)
+    if (static_cast<int>(i) != r.chosen && !r.candidates[i].cut &&
+        slower_beyond(orig, r.candidates[i], r.noise, opts.min_noise_ms))
+      others.push_back(static_cast<int>(i));
+  std::sort(others.begin(), others.end(), [&](int a, int b) {
+    return r.candidates[static_cast<size_t>(a)].median_ms <
+           r.candidates[static_cast<size_t>(b)].median_ms;
+  });
+  order.insert(order.end(), others.begin(), others.end());
+  SecondRuntimeCheck s;
+  try {
+    s = time_in_openvino(worker, original, candidates, order, opts);
+  } catch (const Error& e) {
+    r.verdict +=
+        fmt::format("; not checked in OpenVINO, which cannot run the original ({})", e.what());
+    return;
+  }
+  TimedModel sorig{original, s.original_ms, s.original.ms};
+  sorig.ms.insert(sorig.ms.end(), s.control.ms.begin(), s.control.ms.end());
+  size_t kept = s.candidates.size();
+  for (size_t k = 0; k < s.candidates.size() && kept == s.candidates.size(); ++k)
+    if (!slower_beyond(s.candidates[k], sorig, s.noise, opts.min_noise_ms)) kept = k;
+  auto ratio = [&](size_t k) { return s.original_ms / s.candidates[k].median_ms; };
+  int picked = r.chosen;
+  if (kept < s.candidates.size()) {
+    s.kept = s.index[kept];
+    s.verdict =
+        s.kept == picked
+            ? fmt::format("in {}: {:.3f} ms -> {:.3f} ms ({:.3f}x; band {:.1f}%), not slower",
+                          s.runtime, s.original_ms, s.candidates[kept].median_ms, ratio(kept),
+                          100 * s.noise)
+            : fmt::format(
+                  "in {} candidate {} runs slower than the original beyond the band ({:.1f}%), "
+                  "candidate {} does not ({:.3f}x): candidate {} is written",
+                  s.runtime, picked + 1, 100 * s.noise, s.kept + 1, ratio(kept), s.kept + 1);
+    r.chosen = s.kept;
+  } else {
+    s.verdict = fmt::format(
+        "in {} every candidate ONNX Runtime ran faster runs slower than the original beyond "
+        "the band ({:.1f}%{}): the input is written as given",
+        s.runtime, 100 * s.noise,
+        s.candidates.empty() ? "; OpenVINO loads none of them"
+                             : fmt::format("; candidate {}: {:.3f}x", s.index[0] + 1, ratio(0)));
+    r.chosen = -1;
+    r.write_input = true;
+  }
+  r.verdict += "; " + s.verdict;
+  r.second = std::move(s);
+}
+
 }  // namespace graphsub::ort

@@ -73,6 +73,23 @@ struct GuardConfirmation {
   bool confirmed = false;        // faster beyond `noise` here too: written
 };
 
+// The rewrite the guard picked, timed again in the second runtime users deploy ONNX on:
+// OpenVINO's CPU runtime, through the worker where it can (openvino_version()). A file tuned
+// for ONNX Runtime must not run slower there: each candidate ONNX Runtime found faster than
+// the original beyond its band, fastest there first, is timed against the original (twice,
+// A and A') in one alternated run, and the first one not slower than the original beyond the
+// band (max(|A'/A - 1|, min_noise), as in ONNX Runtime) is kept; where none is, the original.
+struct SecondRuntimeCheck {
+  std::string runtime;           // "OpenVINO 2026.4.1, 1 thread(s)"
+  TimedModel original, control;  // the original, timed twice
+  std::vector<int> index;        // the candidates timed (indices into GuardResult::candidates)
+  std::vector<TimedModel> candidates;
+  std::vector<std::string> refused;  // "candidate 2: OpenVINO cannot load ..." (not timed)
+  double original_ms = 0, noise = 0;
+  int kept = -1;  // the candidate kept (index into GuardResult::candidates); -1: none
+  std::string verdict;
+};
+
 struct GuardResult {
   std::string runtime;           // "ONNX Runtime 1.30.0, 1 thread(s)"
   TimedModel original, control;  // the original, timed twice (A and A')
@@ -91,6 +108,7 @@ struct GuardResult {
   bool write_input = false;      // chosen < 0, nothing beat the input: the input as given
   bool cleaned_fastest = false;  // chosen < 0: the cleaned original beat the input and all
   std::optional<GuardConfirmation> confirmation;  // where a second timing was run
+  std::optional<SecondRuntimeCheck> second;       // where a rewrite was timed in OpenVINO
   std::string verdict;                            // one line: what is written and why
   double speedup() const;                         // original / written, medians
 };
@@ -126,5 +144,14 @@ GuardResult guard_latency(const TimeModels& time, const std::string& original,
 GuardResult guard_latency(Worker& worker, const std::string& original,
                           const std::vector<std::string>& candidates, const GuardOptions& opts,
                           const std::string& cleaned = "");
+
+// After guard_latency picked a candidate (r.chosen >= 0) and where the worker runs OpenVINO:
+// the SecondRuntimeCheck above, which sets r.second and, where the picked candidate is slower
+// there beyond the band, r.chosen to the candidate kept, or to -1 with write_input (none
+// kept: the input as given). The verdict says which. A candidate OpenVINO cannot load is not
+// kept; where it cannot load the original, nothing is checked and the verdict says so.
+void guard_in_openvino(Worker& worker, const std::string& original,
+                       const std::vector<std::string>& candidates, const GuardOptions& opts,
+                       GuardResult& r);
 
 }  // namespace graphsub::ort

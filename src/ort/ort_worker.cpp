@@ -56,6 +56,7 @@ Worker::Worker(const WorkerOptions& opts) : opts_(opts) {
   try {
     hello = call({{"op", "hello"}});
     version_ = hello.at("ort").get<std::string>();
+    openvino_ = hello.value("openvino", "");
   } catch (const std::exception& e) {
     stop();
     throw Error(fmt::format("ONNX Runtime target: the worker ({} {}) did not start: {}", node,

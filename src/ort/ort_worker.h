@@ -43,6 +43,9 @@ class Worker {
   nlohmann::json call(const nlohmann::json& request);
 
   const std::string& runtime_version() const { return version_; }
+  // OpenVINO's version where the worker can load models in it too (the Python worker with
+  // the openvino package beside it; "load" with "runtime": "openvino"), else "".
+  const std::string& openvino_version() const { return openvino_; }
 
  private:
   std::string read_line();
@@ -51,7 +54,7 @@ class Worker {
   WorkerOptions opts_;
   pid_t pid_ = -1;
   int to_child_ = -1, from_child_ = -1;
-  std::string buffer_, version_;
+  std::string buffer_, version_, openvino_;
 };
 
 // Starts a worker, or returns nullptr with the reason in *why_not (the caller falls back to
