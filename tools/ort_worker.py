@@ -24,6 +24,10 @@ try:
 except ImportError as e:  # the client reports this line and falls back
     sys.stderr.write(f"ort_worker.py: {e} (the Python package onnxruntime is needed)\n")
     sys.exit(2)
+# OpenVINO's telemetry sends from a thread through a forked process; forked from a threaded
+# process, the copies wait forever on a lock, holding the client's stderr open (graphsub's
+# tests waited on them). OpenVINO runs without it when the package cannot be imported.
+sys.modules["openvino_telemetry"] = None
 try:  # the second runtime the latency guard checks a rewrite in, where installed
     import openvino as ov
 except ImportError:
