@@ -117,6 +117,25 @@ TEST(OrtNchwc, PadsAGroupedRegionToWholeBlocksExactly) {
   EXPECT_TRUE(f.ok) << f.failure();
 }
 
+// ResNeXt: 64 channels in groups of 8 are aligned, but the groups are narrower than a block:
+// merged in pairs, with nothing added, the conv runs blocked.
+TEST(OrtNchwc, MergesNarrowGroupsOfAnAlignedRegion) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 8, 8});
+  auto a = b.conv(x, b.weight("wa", {64, 16, 1, 1}), {.act = "relu"});
+  auto g = b.conv(a, b.weight("wg", {64, 8, 3, 3}), {.pad = 1, .act = "relu"});
+  b.output("y", b.conv(g, b.weight("wc", {16, 64, 1, 1})));
+  Graph original = b.finish();
+  auto p = pad_channels_for_nchwc(original, kBlock);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->regions[0].substr(0, 30), "64 (groups merged) channels: 1");
+  EXPECT_EQ(p->before.plain_convs, 1);
+  EXPECT_EQ(p->after.plain_convs, 0);
+  EXPECT_EQ(count_op(p->graph, "slice"), 0u);
+  auto c = check_equivalent(original, p->graph, {.seed = 3});
+  EXPECT_TRUE(c.ok) << c.failure();
+}
+
 TEST(OrtNchwc, LeavesARegionAGraphInputStartsAlone) {
   // The 40-channel tensor is fed, not computed: nothing can write it padded.
   GraphBuilder b;

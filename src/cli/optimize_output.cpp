@@ -153,8 +153,10 @@ void OnnxJobPrinter::layout(const driver::LayoutStep& l) {
   // Said even when quiet when written: the file is then tuned for this CPU's block size.
   if (quiet_ && !l.written_padded) return;
   if (l.written_padded) {
-    fmt::print("layout: channels padded to ONNX Runtime's block of {} on this CPU ({})\n", l.block,
-               fmt::join(l.regions, "; "));
+    fmt::print(
+        "layout: channels padded or groups merged for ONNX Runtime's block of {} on this CPU "
+        "({})\n",
+        l.block, fmt::join(l.regions, "; "));
     if (quiet_) return;
   }
   if (l.block <= 0) return fmt::print("layout: {}\n", l.verdict);

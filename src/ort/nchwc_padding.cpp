@@ -153,9 +153,15 @@ std::vector<Region> paddable_regions(Regions& r) {
   std::vector<Region> out;
   for (auto& [root, reg] : by_root) {
     int64_t c = r.channels(reg.tensors[0]);
-    if (c % r.block == 0) continue;
     reg.channels = c;
     reg.added = round_up(c, r.block) - c;
+    // An aligned region is still worth a rewrite where its grouped convs have groups
+    // narrower than a block (ResNeXt's 8 channels a group): their groups merged, nothing added.
+    if (reg.added == 0 && std::none_of(reg.tensors.begin(), reg.tensors.end(), [&](NodeId id) {
+          return r.joins[id] && r.g.node(id).op->name == "conv" &&
+                 r.g.type(r.g.node(id).inputs[1]).shape[1] % r.block != 0;
+        }))
+      continue;
     bool ok = true;
     for (NodeId id : reg.tensors) {
       ok = ok && r.paddable[id];
@@ -176,8 +182,12 @@ class Padder {
 
   Graph apply(const std::vector<const Region*>& chosen) {
     std::vector<int64_t> added(g_.num_slots(), 0);
+    std::vector<uint8_t> in_region(g_.num_slots(), 0);
     for (const Region* reg : chosen)
-      for (NodeId id : reg->tensors) added[id] = reg->added;
+      for (NodeId id : reg->tensors) {
+        added[id] = reg->added;
+        in_region[id] = 1;
+      }
     auto pad_of = [&](TensorRef t) { return t.output == 0 ? added[t.node] : 0; };
     std::vector<std::vector<NodeId>> consumers = g_.consumers();
     std::vector<NodeId> order = g_.topo_order();
@@ -192,11 +202,13 @@ class Padder {
         TensorRef w = in[1];
         size_t bias = op == "conv_add" ? 3 : 2;
         if (r_.joins[id]) {  // grouped: added groups, then groups merged to a block's width
-          if (p_out > 0) {
-            w = pad_axis(w, 0, p_out, 0.0);
-            if (in.size() > bias) in[bias] = pad_axis(in[bias], 0, p_out, 0.0);
+          if (in_region[id]) {
+            if (p_out > 0) {
+              w = pad_axis(w, 0, p_out, 0.0);
+              if (in.size() > bias) in[bias] = pad_axis(in[bias], 0, p_out, 0.0);
+            }
             w = merge_groups(w, g_.type(n.inputs[0]).shape[1] + p_in);
-            changed = true;
+            changed = w != in[1];
           }
         } else {
           if (p_in > 0) w = pad_axis(w, 1, p_in, 0.0);
@@ -360,9 +372,11 @@ std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block) 
     for (NodeId id : reg->tensors) t.convs += is_conv(g.node(id).op->name) ? 1 : 0;
   }
   for (const auto& [w, t] : by_width)
-    out.regions.push_back(fmt::format("{} -> {} channels: {} region{}, {} tensors, {} convolutions",
-                                      w.first, w.second, t.regions, t.regions == 1 ? "" : "s",
-                                      t.tensors, t.convs));
+    out.regions.push_back(fmt::format("{} channels: {} region{}, {} tensors, {} convolutions",
+                                      w.first == w.second
+                                          ? fmt::format("{} (groups merged)", w.first)
+                                          : fmt::format("{} -> {}", w.first, w.second),
+                                      t.regions, t.regions == 1 ? "" : "s", t.tensors, t.convs));
   return out;
 }
 
