@@ -2,6 +2,7 @@
 // extends it (ort/nchwc_padding.h): the conditions, the reorders counted on small graphs, and
 // padded graphs that compute what the original computes. tests/python/test_nchwc_layout.py
 // compares the predictions with what ONNX Runtime itself writes.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "check/equivalence.h"
@@ -66,6 +67,19 @@ TEST(OrtNchwc, ABroadcastScaleLeavesTheLayout) {
   EXPECT_EQ(l.blocked_convs, 3);
   EXPECT_EQ(l.reorder_inputs, 2);   // x, and the product
   EXPECT_EQ(l.reorder_outputs, 3);  // c and s for the Mul, y
+}
+
+TEST(OrtNchwc, AConcatOfManyBlockedTensorsStaysBlocked) {
+  // DenseNet's concats read dozens of tensors, every one of them blocked and aligned.
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 8, 8});
+  std::vector<TensorRef> parts;
+  for (int i = 0; i < 40; ++i)
+    parts.push_back(b.conv(x, b.weight(fmt::format("w{}", i), {16, 16, 1, 1})));
+  b.output("y", b.conv(b.concat(1, parts), b.weight("wy", {16, 640, 1, 1})));
+  NchwcLayout l = predict_nchwc(b.finish(), kBlock);
+  EXPECT_EQ(l.blocked_convs, 41);
+  EXPECT_EQ(l.reorder_outputs, 1);  // y alone
 }
 
 TEST(OrtNchwc, NoBlockNoPrediction) {

@@ -37,16 +37,15 @@ bool act_keeps_layout(const std::string& act) {
   return act == "none" || fused_into_conv(act) || carried_activation(act);
 }
 
-// Which inputs a node reads in the blocked layout (bit i: input i).
-using ReadMask = uint32_t;
-
 struct Predictor {
   const Graph& g;
   int block;
   std::vector<uint8_t> constant = opt::constant_nodes(g);
   std::vector<std::vector<NodeId>> consumers = g.consumers();
   NchwcLayout out;
-  std::vector<ReadMask> reads;  // per node slot
+  // Per node slot: which of its inputs it reads in the blocked layout (a Concat may have
+  // dozens: DenseNet's).
+  std::vector<std::vector<uint8_t>> reads;
 
   bool blocked(TensorRef r) const { return r.output == 0 && out.blocked[r.node]; }
   bool is_const(TensorRef r) const { return constant[r.node] != 0; }
@@ -74,7 +73,8 @@ struct Predictor {
           return false;
       return !n.inputs.empty();
     };
-    auto read_all = [&]() { reads[id] = (1u << n.inputs.size()) - 1; };
+    reads[id].assign(n.inputs.size(), 0);
+    auto read_all = [&]() { reads[id].assign(n.inputs.size(), 1); };
     if (op == "conv" || op == "conv_add") {
       NchwcConvFit fit = conv_fit(n);
       if (!fit.blocked) {
@@ -82,12 +82,12 @@ struct Predictor {
         return;
       }
       ++out.blocked_convs;
-      if (fit.reads_blocked) reads[id] |= 1;
+      if (fit.reads_blocked) reads[id][0] = 1;
       bool sum_blocked = true;
       if (op == "conv_add") {  // Conv, then Add of the residual (input 2)
         TensorRef r = n.inputs[2];
         sum_blocked = blocked(r) && g.type(r).shape == n.outputs[0].shape;
-        if (sum_blocked) reads[id] |= 1u << 2;
+        if (sum_blocked) reads[id][2] = 1;
       }
       const std::string& act = n.attrs.s("act");
       if (sum_blocked && act_keeps_layout(act)) {
@@ -105,17 +105,17 @@ struct Predictor {
     if (op == "poolmax" || op == "poolavg") {
       if (!aligned) return;
       out.blocked[id] = 1;
-      reads[id] = 1;
+      reads[id][0] = 1;
     } else if (op == "global_avgpool") {
       if (!aligned || !blocked(n.inputs[0])) return;
       out.blocked[id] = 1;
-      reads[id] = 1;
+      reads[id][0] = 1;
     } else if (carried_activation(op) || op == "batchnorm") {
       if (!blocked(n.inputs[0])) return;
       for (size_t i = 1; i < n.inputs.size(); ++i)
         if (!is_const(n.inputs[i])) return;
       out.blocked[id] = 1;
-      reads[id] = 1;
+      reads[id][0] = 1;
     } else if (fused_into_conv(op)) {
       // Fused into a blocked conv whose only reader it is (ONNX Runtime's FusedConv).
       TensorRef x = n.inputs[0];
@@ -124,7 +124,7 @@ struct Predictor {
           consumers[x.node].size() != 1)
         return;
       out.blocked[id] = 1;
-      reads[id] = 1;
+      reads[id][0] = 1;
     } else if (op == "ewadd" || op == "ewmul" || op == "add" || op == "mul") {
       if (!all_blocked_same()) return;
       out.blocked[id] = 1;
@@ -141,7 +141,7 @@ struct Predictor {
   NchwcLayout run() {
     out.block = block;
     out.blocked.assign(g.num_slots(), 0);
-    reads.assign(g.num_slots(), 0);
+    reads.assign(g.num_slots(), {});
     if (block <= 0) return out;
     std::vector<NodeId> order = g.topo_order();
     for (NodeId id : order)
@@ -155,7 +155,7 @@ struct Predictor {
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         TensorRef r = n.inputs[i];
         if (is_const(r)) continue;
-        bool read_blocked = (reads[id] >> i) & 1u;
+        bool read_blocked = reads[id][i] != 0;
         if (blocked(r) && !read_blocked) plain_use[r.node] = 1;
         if (!blocked(r) && read_blocked) {
           ++out.reorder_inputs;
