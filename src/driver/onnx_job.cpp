@@ -348,9 +348,10 @@ class OnnxJob {
         // the input as given (the burden of proof is on the rewrite).
         ort::GuardResult& gr = *report().guard;
         int search = padded_ ? 1 : 0;
-        bool first_wins =
-            search < static_cast<int>(gr.candidates.size()) &&
-            gr.original_ms > gr.candidates[static_cast<size_t>(search)].median_ms * (1 + gr.noise);
+        bool first_wins = search < static_cast<int>(gr.candidates.size()) &&
+                          gr.original_ms > gr.candidates[static_cast<size_t>(search)].median_ms *
+                                               (1 + gr.noise) &&
+                          not_slower_in_openvino(gr, search);
         std::string why = fmt::format(
             "the {} the latency guard timed fastest does not compute what the original "
             "computes; {} is written instead",
@@ -376,6 +377,17 @@ class OnnxJob {
   }
 
   const Graph* padded_ptr() const { return padded_ ? &*padded_ : nullptr; }
+
+  // Whether candidate `i` may stand in for one that failed its check as far as OpenVINO is
+  // concerned: no OpenVINO timing ran, or it timed `i` not slower than the original beyond
+  // its band (medians).
+  static bool not_slower_in_openvino(const ort::GuardResult& gr, int i) {
+    if (!gr.second) return true;
+    const ort::SecondRuntimeCheck& o = *gr.second;
+    for (size_t k = 0; k < o.index.size(); ++k)
+      if (o.index[k] == i) return o.candidates[k].median_ms <= o.original_ms * (1 + o.noise);
+    return false;  // not timed there (OpenVINO could not load it)
+  }
 
   // ONNX Runtime's blocked layout for the guard: predicted for the original and the search's
   // choice, and the search's choice with channels padded to the block, timed first where
