@@ -37,6 +37,8 @@ except ImportError:
 class Rng:
     """SplitMix32-style generator of tools/ort_common.js's makeRng, bit for bit."""
 
+    BLOCK = 1 << 20
+
     def __init__(self, seed):
         self.s = ((seed & 0xFFFFFFFF) ^ 0x9E3779B9) & 0xFFFFFFFF
 
@@ -48,7 +50,19 @@ class Rng:
         return ((z ^ (z >> 14)) & 0xFFFFFFFF) / 4294967296.0
 
     def uniform(self, n):
-        return np.fromiter((self.next() for _ in range(n)), dtype=np.float64, count=n)
+        """The next n values of next(), bit for bit, computed with numpy: draw k's state is
+        the seed's plus k times the step, so a whole block is mixed at once (one value at a
+        time in Python took 36 s for a [2, 8, 1500, 1500] input of Whisper's encoder)."""
+        out = np.empty(n, dtype=np.float64)
+        mask, step = np.uint64(0xFFFFFFFF), np.uint64(0x6D2B79F5)
+        for at in range(0, n, self.BLOCK):  # blocks bound the temporaries' memory
+            k = np.arange(1, min(self.BLOCK, n - at) + 1, dtype=np.uint64)
+            z = (np.uint64(self.s) + k * step) & mask
+            self.s = int(z[-1])
+            z = ((z ^ (z >> np.uint64(15))) * (z | np.uint64(1))) & mask
+            z ^= (z + (((z ^ (z >> np.uint64(7))) * (z | np.uint64(61))) & mask)) & mask
+            out[at:at + k.size] = ((z ^ (z >> np.uint64(14))) & mask) / 4294967296.0
+        return out
 
 
 TYPES = {"tensor(float)": "float32", "tensor(float16)": "float16", "tensor(bfloat16)": "bfloat16",
