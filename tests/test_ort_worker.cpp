@@ -321,6 +321,79 @@ TEST(LatencyGuard, TheNextCandidateNotSlowerInOpenVinoIsWritten) {
   EXPECT_NE(r.verdict.find("candidate 3 is written"), std::string::npos) << r.verdict;
 }
 
+// The second runtime's timings, given: the original (twice) at `original_ms` and each
+// candidate asked for at the next of its times (the first timing, then a fresh one).
+struct FakeSecondRuntime {
+  double original_ms = 10.0;
+  std::map<int, std::vector<double>> times;  // candidate -> ms of its first, second timing
+  std::vector<std::vector<int>> asked;
+  ort::SecondRuntimeCheck operator()(const std::vector<int>& order) {
+    asked.push_back(order);
+    auto timed = [](double ms) {
+      ort::TimedModel t;
+      t.ms.assign(9, ms);
+      t.median_ms = ms;
+      return t;
+    };
+    ort::SecondRuntimeCheck s;
+    s.runtime = "fake";
+    s.original = s.control = timed(original_ms);
+    s.original_ms = original_ms;
+    s.noise = 0.05;
+    for (int i : order) {
+      std::vector<double>& left = times.at(i);
+      s.index.push_back(i);
+      s.candidates.push_back(timed(left.front()));
+      if (left.size() > 1) left.erase(left.begin());
+    }
+    return s;
+  }
+};
+
+// A 4% slowdown fits in the 5% band; it is timed again, shows again, and is not written.
+TEST(LatencyGuard, ASlowdownInsideTheSecondRuntimesBandIsTimedAgainAndRefused) {
+  ort::GuardResult r = picked(0, 10.0, {5.0});
+  FakeSecondRuntime fake;
+  fake.times[0] = {10.4, 10.4};
+  ort::guard_in_second_runtime(std::ref(fake), {}, r);
+  ASSERT_TRUE(r.second);
+  EXPECT_EQ(fake.asked, (std::vector<std::vector<int>>{{0}, {0}}));
+  EXPECT_EQ(r.chosen, -1);
+  EXPECT_TRUE(r.write_input);
+  ASSERT_EQ(r.second->retimed.size(), 1u);
+  EXPECT_NE(r.second->retimed[0].find("slower, not kept"), std::string::npos)
+      << r.second->retimed[0];
+  EXPECT_NE(r.verdict.find("the input is written as given"), std::string::npos) << r.verdict;
+}
+
+// The same first timing, not repeated in fresh sessions (the first session's luck): kept.
+TEST(LatencyGuard, ASlowdownTheFreshTimingDoesNotRepeatIsKept) {
+  ort::GuardResult r = picked(0, 10.0, {5.0});
+  FakeSecondRuntime fake;
+  fake.times[0] = {10.4, 10.05};
+  ort::guard_in_second_runtime(std::ref(fake), {}, r);
+  ASSERT_TRUE(r.second);
+  EXPECT_EQ(r.chosen, 0);
+  EXPECT_EQ(r.second->kept, 0);
+  EXPECT_FALSE(r.write_input);
+  ASSERT_EQ(r.second->retimed.size(), 1u);
+  EXPECT_NE(r.second->retimed[0].find("not slower, kept"), std::string::npos)
+      << r.second->retimed[0];
+}
+
+// Within 2% of the original, or faster, needs no second timing; a refused candidate hands on
+// to the next one ONNX Runtime found faster.
+TEST(LatencyGuard, OnlyASlowdownBeyondTwoPercentIsTimedAgain) {
+  ort::GuardResult r = picked(0, 10.0, {5.0, 6.0});
+  FakeSecondRuntime fake;
+  fake.times[0] = {10.4, 10.4};
+  fake.times[1] = {10.1};
+  ort::guard_in_second_runtime(std::ref(fake), {}, r);
+  EXPECT_EQ(fake.asked, (std::vector<std::vector<int>>{{0, 1}, {0}}));
+  EXPECT_EQ(r.chosen, 1) << r.verdict;
+  EXPECT_NE(r.verdict.find("candidate 2 is written"), std::string::npos) << r.verdict;
+}
+
 // Candidates that are the same file (finalists the export writes alike, or the cleaned
 // original) are loaded and timed once: their times are one measurement, copied.
 TEST(LatencyGuard, IdenticalCandidateFilesAreTimedOnce) {

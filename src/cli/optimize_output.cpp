@@ -138,6 +138,7 @@ void OnnxJobPrinter::guarded(const ort::GuardResult& g) {
                  o->candidates[k].median_ms, o->original_ms / o->candidates[k].median_ms,
                  o->index[k] == o->kept ? "  <- kept" : "");
     for (const auto& why : o->refused) fmt::print("  {}\n", why);
+    for (const auto& line : o->retimed) fmt::print("  {}\n", line);
   }
 }
 

@@ -119,6 +119,7 @@ Json timings_json(const Report& r) {
                                 {"noise", o->noise},
                                 {"candidates", cands},
                                 {"refused", o->refused},
+                                {"retimed", o->retimed},
                                 {"kept", o->kept},
                                 {"verdict", o->verdict}};
     }
