@@ -392,6 +392,34 @@ Case fused_case(Rng& r, const std::string& op) {
   return {b.finish(), nullptr};
 }
 
+// Attention (ONNX's, src/ops/attention_ops.cpp) and ONNX Runtime's MultiHeadAttention: heads
+// packed or not, grouped-query heads, a broadcast mask, causal; they run their reference
+// kernels in the executor.
+Case attention_case(Rng& r, const std::string& op) {
+  GraphBuilder b(true, r());
+  int64_t batch = pick(r, 1, 2), kv_heads = pick(r, 1, 2), group = pick(r, 1, 3);
+  int64_t heads = kv_heads * group, s = pick(r, 1, 5), l = pick(r, 1, 6), d = pick(r, 1, 4);
+  if (op == "ort_mha") {
+    Shape q{batch, s, heads * d}, kv{batch, l, heads * d};
+    std::vector<TensorRef> ins{b.input("q", q), b.input("k", kv), b.input("v", kv)};
+    if (coin(r)) ins.push_back(some_weight(r, b, "bias", {3 * heads * d}));
+    return single(b, b.op(op, ins, {{"num_heads", heads}, {"unidirectional", coin(r)}}));
+  }
+  Attrs a{{"scale", 0.5}, {"is_causal", coin(r)}};
+  std::vector<TensorRef> ins;
+  if (coin(r)) {  // [batch, sequence, heads * head size]
+    a.set("q_num_heads", heads);
+    a.set("kv_num_heads", kv_heads);
+    ins = {b.input("q", {batch, s, heads * d}), b.input("k", {batch, l, kv_heads * d}),
+           b.input("v", {batch, l, kv_heads * d})};
+  } else {
+    ins = {b.input("q", {batch, heads, s, d}), b.input("k", {batch, kv_heads, l, d}),
+           b.input("v", {batch, kv_heads, l, d})};
+  }
+  if (coin(r)) ins.push_back(b.input("mask", {s, l}));
+  return single(b, b.op(op, ins, a));
+}
+
 Case reduce_mean_case(Rng& r) {
   GraphBuilder b(true, r());
   Shape s = random_shape(r, 1, 4, 5);
@@ -525,6 +553,8 @@ const std::map<std::string, CaseFn>& cases() {
          {"ort_bias_gelu", "ort_fast_gelu", "ort_quick_gelu", "ort_fused_matmul",
           "ort_skip_layernorm", "ort_skip_simplified_layernorm", "ort_simplified_layernorm"})
       c[op] = [op](Rng& r) { return fused_case(r, op); };
+    for (const char* op : {"attention", "ort_mha"})
+      c[op] = [op](Rng& r) { return attention_case(r, op); };
     c["reduce_mean"] = reduce_mean_case;
     c["reduce_sum"] = reduce_sum_case;
     for (const char* op : {"clip", "hardsigmoid", "leaky_relu", "pow"})

@@ -84,9 +84,22 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
                                          "ort_fused_matmul",
                                          "ort_skip_layernorm",
                                          "ort_skip_simplified_layernorm",
-                                         "ort_simplified_layernorm"};
+                                         "ort_simplified_layernorm",
+                                         "ort_mha",
+                                         "attention"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
+}
+
+TEST(OpsShapes, AttentionGivesOneRowPerQueryOfTheValuesWidth) {
+  Attrs s{{"scale", 0.5}};
+  EXPECT_EQ(shape0("attention", {{2, 6, 3, 4}, {2, 2, 5, 4}, {2, 2, 5, 7}}, s),
+            (Shape{2, 6, 3, 7}));
+  Attrs packed{{"scale", 0.5}, {"q_num_heads", 4}, {"kv_num_heads", 2}};
+  EXPECT_EQ(shape0("attention", {{2, 3, 16}, {2, 5, 8}, {2, 5, 12}}, packed), (Shape{2, 3, 24}));
+  EXPECT_EQ(shape0("attention", {{3, 4}, {5, 4}, {5, 2}}, s), (Shape{3, 2}));
+  EXPECT_EQ(shape0("ort_mha", {{2, 3, 16}, {2, 5, 16}, {2, 5, 8}, {40}}, {{"num_heads", 4}}),
+            (Shape{2, 3, 8}));
 }
 
 TEST(OpsShapes, NormalizationsAndFusedOperatorsKeepTheInputsShape) {

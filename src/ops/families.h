@@ -18,5 +18,6 @@ void register_reshape_ops(std::vector<OpDef>& defs);      // reshape, flatten, p
 void register_norm_ops(std::vector<OpDef>& defs);         // batchnorm, softmax, layernorm, reduce
 void register_opaque_ops(std::vector<OpDef>& defs);       // opaque
 void register_fused_ops(std::vector<OpDef>& defs);        // runtimes' fused kernels
+void register_attention_ops(std::vector<OpDef>& defs);    // ONNX's Attention (opset 23)
 
 }  // namespace graphsub

@@ -1,18 +1,19 @@
 // The runtimes' fused kernels as operators: ONNX Runtime's CPU operators of the com.microsoft
 // domain (FusedMatMul, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization,
-// SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization). Each is the composition
-// of primitive operators its axiom in specs/operators.axioms states, and its reference kernel
-// runs that composition with the primitives' own registered kernels, so the two cannot drift
+// SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, MultiHeadAttention). Each is the
+// composition of primitive operators its axiom in specs/operators.axioms states, and its reference
+// kernel runs that composition with the primitives' own registered kernels, so the two cannot drift
 // apart. Two factors the language has no primitive for are applied as formulas: QuickGelu's
 // x * sigmoid(alpha x) (its axiom covers alpha 1, silu) and FusedMatMul's alpha. check-axioms
-// tests the axioms, and tests/python compares each kernel with ONNX Runtime's. OpDef::runtime names the runtime that runs them: a file holding one
-// runs there only.
+// tests the axioms, and tests/python compares each kernel with ONNX Runtime's. OpDef::runtime names
+// the runtime that runs them: a file holding one runs there only.
 //
 // IR attributes carry the ONNX attribute names, so the ONNX stage reads and writes them by
 // name. Optional trailing inputs are optional inputs here; the skip normalizations have two
 // outputs, the normalized sum and the sum itself (ONNX Runtime's output 3,
 // input_skip_bias_sum), which pre-norm blocks read as the next residual.
-#include <cstring>
+#include <algorithm>
+#include <cmath>
 
 #include "ops/families.h"
 #include "ops/float_params.h"
@@ -22,40 +23,6 @@ namespace graphsub {
 namespace {
 
 constexpr const char* kOrt = "onnxruntime";
-
-// Runs primitive `op`'s registered kernel: the fused kernels below are compositions of these.
-template <class T>
-void run_primitive(std::string_view op, const Attrs& a, std::vector<TensorType> in_t,
-                   std::vector<const T*> in, const TensorType& out_t, T* out) {
-  const OpDef& d = op_def(op);
-  std::vector<TensorType> out_types{out_t};
-  std::vector<T*> outs{out};
-  KernelIO<T> io{a, in_t, out_types, in, outs};
-  if constexpr (std::is_same_v<T, float>)
-    d.kernel_f32(io);
-  else
-    d.kernel_u32(io);
-}
-
-template <class T>
-std::vector<T> buffer(const TensorType& t) {
-  return std::vector<T>(static_cast<size_t>(t.numel()));
-}
-
-// A float attribute as a factor: the value itself, and for uint32 fingerprints 1 at 1 (so that
-// a scale of 1 is the identity there too) and an odd code of the value's bits otherwise.
-template <class T>
-T factor(double v) {
-  if constexpr (std::is_same_v<T, float>) {
-    return static_cast<float>(v);
-  } else {
-    if (v == 1.0) return 1u;
-    float f = static_cast<float>(v);
-    uint32_t b = 0;
-    std::memcpy(&b, &f, sizeof b);
-    return (b * 2654435761u) | 1u;
-  }
-}
 
 TensorType plain(const TensorType& t) {
   return derived_type(t, t.shape);
@@ -224,6 +191,84 @@ void kernel_simplified_layernorm(const KernelIO<T>& io) {
                    io.out_types[0], io.out[0]);
 }
 
+// ---- MultiHeadAttention(q, k, v[, bias]) = attention(q + bq, k + bk, v + bv) ----
+// Q [B, S, N * d], K [B, L, N * d], V [B, L, N * dv], heads packed in the last axis (ONNX's
+// 3-d Attention form with N query and N key/value heads); bias [N * d + N * d + N * dv] is
+// added to each in turn. scale 0 is ONNX Runtime's default, 1/sqrt(d); unidirectional is the
+// causal mask. Rank-2 operands with num_heads 1 are the axiom language's form, where the
+// operator is (ort_mha ?scale ?q ?k ?v), ONNX's attention.
+Attrs mha_attention_attrs(const Attrs& a, std::span<const TensorType> in) {
+  int64_t heads = a.i("num_heads");
+  const TensorType& q = in[0];
+  if (heads < 1 || q.rank() < 2 || q.shape.back() % heads != 0)
+    throw Error(fmt::format("multi-head attention: {} heads do not divide Q {}", heads,
+                            shape_str(q.shape)));
+  if (q.rank() == 2 && heads != 1)
+    throw Error("multi-head attention: rank-2 operands are one head (num_heads 1)");
+  double scale = a.f("scale");
+  if (scale == 0)
+    scale = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(q.shape.back() / heads, 1)));
+  int64_t packed = q.rank() == 3 ? heads : 0;  // rank 2: attention's matrix form
+  return {{"scale", scale},
+          {"is_causal", a.i("unidirectional")},
+          {"q_num_heads", packed},
+          {"kv_num_heads", packed}};
+}
+
+std::vector<TensorType> infer_mha(const Attrs& a, std::span<const TensorType> in) {
+  if (in[0].rank() != 2 && in[0].rank() != 3)
+    throw Error(fmt::format("multi-head attention: Q must be [batch, sequence, hidden], got {}",
+                            shape_str(in[0].shape)));
+  std::vector<TensorType> qkv{plain(in[0]), plain(in[1]), plain(in[2])};
+  if (in.size() > 3) {
+    int64_t width = in[0].shape.back() + in[1].shape.back() + in[2].shape.back();
+    if (in[3].shape != Shape{width})
+      throw Error(
+          fmt::format("multi-head attention: bias must be [{}] (Q, K and V's widths), "
+                      "got {}",
+                      width, shape_str(in[3].shape)));
+  }
+  return op_def("attention").infer(mha_attention_attrs(a, in), qkv);
+}
+
+template <class T>
+void kernel_mha(const KernelIO<T>& io) {
+  std::vector<TensorType> qkv{plain(io.in_types[0]), plain(io.in_types[1]), plain(io.in_types[2])};
+  std::vector<const T*> data{io.in[0], io.in[1], io.in[2]};
+  std::vector<T> biased[3];
+  if (io.in.size() > 3) {
+    int64_t offset = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      int64_t width = qkv[i].shape.back();
+      biased[i] = buffer<T>(qkv[i]);
+      TensorType part = derived_type(qkv[i], {width});
+      run_primitive<T>("add", {}, {qkv[i], part}, {data[i], io.in[3] + offset}, qkv[i],
+                       biased[i].data());
+      data[i] = biased[i].data();
+      offset += width;
+    }
+  }
+  run_primitive<T>("attention", mha_attention_attrs(io.attrs, io.in_types), qkv, data,
+                   plain(io.out_types[0]), io.out[0]);
+}
+
+Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  if (p.size() != 1) throw Error("ort_mha: expected one parameter (the scale)");
+  return {{"num_heads", int64_t{1}},
+          {"scale", static_cast<double>(param_float("ort_mha", p[0]))},
+          {"unidirectional", int64_t{0}}};
+}
+
+// In the language: matrices (one batch and head), no bias, not causal, the scale given.
+std::optional<std::vector<AxiomParam>> mha_attrs_to_params(const Attrs& a,
+                                                           std::span<const TensorType> in) {
+  if (in.size() > 3 || in[0].rank() != 2 || a.i("unidirectional") != 0 || a.f("scale") == 0)
+    return std::nullopt;
+  auto scale = floats_param({static_cast<float>(a.f("scale"))});
+  if (!scale) return std::nullopt;
+  return std::vector<AxiomParam>{*scale};
+}
+
 // ---- the axiom language: float attributes spelled exactly (ops/float_params.h) ----
 Attrs quick_gelu_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
   return one_float_attrs("alpha", p);
@@ -319,6 +364,26 @@ void register_fused_ops(std::vector<OpDef>& defs) {
                   .attrs_to_params = fused_matmul_attrs_to_params});
   defs.push_back(skip_norm_def<kLayerNorm>("ort_skip_layernorm", 5));
   defs.push_back(skip_norm_def<kRmsNorm>("ort_skip_simplified_layernorm", 4));
+  defs.push_back(
+      {.name = "ort_mha",
+       .axiom_name = "ort_mha",
+       .min_inputs = 3,
+       .max_inputs = 4,
+       .attrs = {required_attr("num_heads", AttrKind::Int), float_attr("scale", 0.0),
+                 int_attr("unidirectional", 0), float_attr("mask_filter_value", -10000.0)},
+       .infer = infer_mha,
+       .kernel_f32 = kernel_mha<float>,
+       .kernel_u32 = kernel_mha<uint32_t>,
+       .cost =
+           [](const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
+             std::vector<TensorType> qkv{in[0], in[1], in[2]};
+             return op_cost(op_def("attention"), mha_attention_attrs(a, in), qkv, out);
+           },
+       .standin = true,
+       .runtime = kOrt,
+       .axiom_params = {"scale"},
+       .params_to_attrs = mha_params_to_attrs,
+       .attrs_to_params = mha_attrs_to_params});
   defs.push_back(
       {.name = "ort_simplified_layernorm",
        .axiom_name = "ort_simplified_layernorm",

@@ -2,7 +2,10 @@
 // Small helpers shared by the operator family files.
 #include <fmt/format.h>
 
+#include <cstring>
 #include <span>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.h"
@@ -81,6 +84,44 @@ const std::string& param_symbol(const char* op, std::span<const AxiomParam> p, s
 Attrs square_kernel_attrs(std::span<const AxiomParam> p, std::span<const TensorType> in);
 std::optional<std::vector<AxiomParam>> square_kernel_params(const Attrs& a,
                                                             std::span<const TensorType> in);
+
+// ---- composing kernels: a fused or composite operator's reference kernel runs the primitive
+// kernels its axiom names (src/ops/fused_ops.cpp, attention_ops.cpp), so the two cannot drift ----
+
+// Runs primitive `op`'s registered kernel on one output.
+template <class T>
+void run_primitive(std::string_view op, const Attrs& a, std::vector<TensorType> in_t,
+                   std::vector<const T*> in, const TensorType& out_t, T* out) {
+  const OpDef& d = op_def(op);
+  std::vector<TensorType> out_types{out_t};
+  std::vector<T*> outs{out};
+  KernelIO<T> io{a, in_t, out_types, in, outs};
+  if constexpr (std::is_same_v<T, float>)
+    d.kernel_f32(io);
+  else
+    d.kernel_u32(io);
+}
+
+// A zeroed buffer for a tensor of type `t`.
+template <class T>
+std::vector<T> buffer(const TensorType& t) {
+  return std::vector<T>(static_cast<size_t>(t.numel()));
+}
+
+// A float attribute as a factor: the value itself, and for uint32 fingerprints 1 at 1 (so that
+// a scale of 1 is the identity there too) and an odd code of the value's bits otherwise.
+template <class T>
+T factor(double v) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(v);
+  } else {
+    if (v == 1.0) return 1u;
+    float f = static_cast<float>(v);
+    uint32_t b = 0;
+    std::memcpy(&b, &f, sizeof b);
+    return (b * 2654435761u) | 1u;
+  }
+}
 
 // Attribute specs, required or with a default. Built out of line, by emplacing the default:
 // moving a temporary AttrValue into the spec trips GCC 12's -Wmaybe-uninitialized in

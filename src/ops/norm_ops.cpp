@@ -86,6 +86,14 @@ void kernel_softmax(const KernelIO<T>& io) {
   }
 }
 
+// The language's softmax normalizes the last axis.
+std::optional<std::vector<AxiomParam>> last_axis_params(const Attrs& a,
+                                                        std::span<const TensorType> in) {
+  int64_t axis = a.i("axis"), rank = in[0].rank();
+  if (axis != -1 && axis != rank - 1) return std::nullopt;
+  return std::vector<AxiomParam>{};
+}
+
 // ---- layernorm over the axes [axis, rank): scale (and bias) have that trailing shape ----
 std::vector<TensorType> infer_layernorm(const Attrs& a, std::span<const TensorType> in) {
   const TensorType& x = in[0];
@@ -254,17 +262,21 @@ void register_norm_ops(std::vector<OpDef>& defs) {
        .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
          return cost_per_input(2, in, out);
        }});
+  // In the axiom language softmax is over the last axis, (softmax ?x): attention's axiom is
+  // its composition. A softmax over another axis lies outside the language.
   defs.push_back(
       {.name = "softmax",
+       .axiom_name = "softmax",
        .min_inputs = 1,
        .max_inputs = 1,
        .attrs = {int_attr("axis", -1)},
        .infer = infer_softmax,
        .kernel_f32 = kernel_softmax<float>,
        .kernel_u32 = kernel_softmax<uint32_t>,
-       .cost = [](const Attrs&, std::span<const TensorType> in, std::span<const TensorType> out) {
-         return cost_per_input(5, in, out);
-       }});
+       .cost = [](const Attrs&, std::span<const TensorType> in,
+                  std::span<const TensorType> out) { return cost_per_input(5, in, out); },
+       .standin = true,
+       .attrs_to_params = last_axis_params});
   // In the axiom language both normalize over the last axis, with epsilon as the one
   // parameter: (layernorm ?eps ?x ?scale) (the bias, optional, is left out) and
   // (rms_norm ?eps ?x ?scale).

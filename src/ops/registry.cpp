@@ -30,6 +30,7 @@ struct Registry {
     register_norm_ops(defs);
     register_opaque_ops(defs);
     register_fused_ops(defs);
+    register_attention_ops(defs);
     for (auto& d : defs) {
       owned.push_back(std::make_unique<OpDef>(std::move(d)));
       const OpDef* p = owned.back().get();

@@ -26,6 +26,10 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
     return k;
   }
   if (n == "conv") return s.size() == 4 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
+  // Attention in the language is one batch and head: matrices only (without this a
+  // three-tensor operator would be tried on every triple of rank-4 shapes).
+  if (n == "attention" || n == "ort_mha")
+    return s.size() == 2 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
   // Normalizations over the last axis and the bias activations: each vector argument (scale,
   // bias) is as long as the data arguments' last axis (the skip normalizations have two data
   // arguments). Without this key a three-tensor operator would be tried on every triple.

@@ -94,7 +94,50 @@ CASES = {
     "Gelu tanh (opset 20)": lambda: one_node_model(
         "Gelu", [("x", X)], [("y", X)], domain="", opset=20, approximate="tanh"),
     "Gelu (com.microsoft)": lambda: one_node_model("Gelu", [("x", X)], [("y", X)]),
+    "MultiHeadAttention": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 6, 16]), ("v", [2, 6, 8])],
+        [("y", [2, 4, 8])], num_heads=2),
+    "MultiHeadAttention with bias": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 6, 16]), ("v", [2, 6, 16]),
+                               ("b", [48])], [("y", [2, 4, 16])], num_heads=4),
+    "MultiHeadAttention unidirectional": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [1, 5, 16]), ("k", [1, 5, 16]), ("v", [1, 5, 16])],
+        [("y", [1, 5, 16])], num_heads=4, unidirectional=1),
+    "MultiHeadAttention scale": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [1, 3, 8]), ("k", [1, 3, 8]), ("v", [1, 3, 8])],
+        [("y", [1, 3, 8])], num_heads=2, scale=0.2),
 }
+
+
+# ONNX's Attention (opset 23, src/ops/attention_ops.cpp), in each form graphsub reads.
+def attention_model(q, k, v, y, mask=None, **attrs):
+    inputs = [("q", q), ("k", k), ("v", v)] + ([("mask", mask)] if mask else [])
+    return one_node_model("Attention", inputs, [("y", y)], domain="", opset=23, **attrs)
+
+
+ATTENTION = {
+    "Attention": lambda: attention_model([2, 3, 4, 8], [2, 3, 6, 8], [2, 3, 6, 5], [2, 3, 4, 5]),
+    "Attention grouped-query": lambda: attention_model(
+        [1, 6, 4, 8], [1, 2, 5, 8], [1, 2, 5, 8], [1, 6, 4, 8]),
+    "Attention multi-query with mask": lambda: attention_model(
+        [2, 4, 3, 8], [2, 1, 5, 8], [2, 1, 5, 8], [2, 4, 3, 8], mask=[3, 5]),
+    "Attention mask per batch": lambda: attention_model(
+        [2, 2, 3, 4], [2, 2, 3, 4], [2, 2, 3, 4], [2, 2, 3, 4], mask=[2, 1, 3, 3]),
+    "Attention causal": lambda: attention_model(
+        [1, 2, 5, 4], [1, 2, 5, 4], [1, 2, 5, 4], [1, 2, 5, 4], is_causal=1),
+    "Attention causal, fewer queries": lambda: attention_model(
+        [1, 2, 3, 4], [1, 2, 5, 4], [1, 2, 5, 4], [1, 2, 3, 4], is_causal=1),
+    "Attention scale": lambda: attention_model(
+        [1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8], [1, 2, 4, 8], scale=0.3),
+    "Attention rank 3": lambda: attention_model(
+        [2, 4, 24], [2, 6, 24], [2, 6, 24], [2, 4, 24], q_num_heads=3, kv_num_heads=3),
+    "Attention rank 3 grouped-query": lambda: attention_model(
+        [1, 4, 32], [1, 5, 16], [1, 5, 16], [1, 4, 32], q_num_heads=4, kv_num_heads=2),
+}
+
+
+# Each runs through the tests of CASES below: against ONNX Runtime, read and written back.
+CASES.update(ATTENTION)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -122,6 +165,8 @@ def test_a_fused_node_is_read_and_written_back_as_itself(case, tmp_path):
     assert written[0].domain == original.domain
     if original.domain == MS:
         assert any(o.domain == MS for o in out.opset_import)
+    else:
+        onnx.checker.check_model(out)
     feeds = feeds_for(model)
     assert_close(run_ort(model, feeds), run_ort(out, feeds), case)
 
@@ -182,3 +227,22 @@ def test_the_generated_fused_rules_are_loaded_only_when_asked(tmp_path):
     assert report["check"]["ok"], report["check"]
     feeds = feeds_for(model)
     assert_close(run_ort(model, feeds), run_ort(fused, feeds), "with ort_contrib_ops")
+
+
+def test_an_attention_with_past_keys_is_kept_opaque():
+    model = one_node_model(
+        "Attention", [("q", [1, 2, 3, 4]), ("k", [1, 2, 3, 4]), ("v", [1, 2, 3, 4]), ("", None),
+                      ("pk", [1, 2, 2, 4]), ("pv", [1, 2, 2, 4])],
+        [("y", [1, 2, 3, 4])], domain="", opset=23)
+    with pytest.raises(graphsub.Error, match="no reference semantics"):
+        graphsub.evaluate(model, feeds_for(model))
+
+
+def test_a_query_with_every_key_masked_gets_zeros_as_in_onnx_runtime():
+    model = ATTENTION["Attention multi-query with mask"]()
+    feeds = feeds_for(model)
+    feeds["mask"][1, :] = -np.inf  # query 1 of every head sees no key
+    got = graphsub.evaluate(model, feeds)
+    assert not np.isnan(got["y"]).any()
+    assert (got["y"][:, :, 1, :] == 0).all()
+    assert_close(run_ort(model, feeds), got, "fully masked query")

@@ -371,6 +371,16 @@ void softmax(Ctx& x) {
   set_attr(x.node("Transpose", {soft}, {x.out[0]}), "perm", inv);
 }
 
+// attention: ONNX's Attention (opset 23 on) with the scale written out; a file of an older
+// opset has no Attention, which write_operator reports by name.
+void attention(Ctx& x) {
+  NodeProto& node = x.node("Attention", x.in, {x.out[0]});
+  set_attr(node, "scale", static_cast<float>(x.n.attrs.f("scale")));
+  set_attr(node, "is_causal", x.n.attrs.i("is_causal"));
+  for (const char* heads : {"q_num_heads", "kv_num_heads"})  // the 3-d form's
+    if (x.n.attrs.i(heads) != 0) set_attr(node, heads, x.n.attrs.i(heads));
+}
+
 // A reduction whose axes are an attribute before `input_from` and an input from it on
 // (ReduceSum from opset 13, ReduceMean from 18).
 void reduce_node(Ctx& x, const char* op, int64_t input_from, const std::string& in,
@@ -584,6 +594,7 @@ const std::map<std::string, Writer>& writers() {
       {"global_avgpool", same<kGlobalAvg>},
       {"batchnorm", batchnorm},
       {"softmax", softmax},
+      {"attention", attention},
       {"layernorm", layernorm},
       {"rms_norm", rms_norm},
       {"ort_simplified_layernorm", rms_norm},  // runtime_operators.cpp says why

@@ -19,6 +19,9 @@ const std::vector<RuntimeOperator>& table() {
        .ir = "ort_skip_layernorm",
        .outputs = {0, 3},
        .zero_when_absent = {3}},
+      // Q, K and V of [batch, sequence, hidden] and the projections' bias; key padding
+      // masks, attention biases, past keys and values and the packed forms stay opaque.
+      {.domain = kMs, .op_type = "MultiHeadAttention", .ir = "ort_mha"},
       {.domain = kMs,
        .op_type = "SkipSimplifiedLayerNormalization",
        .ir = "ort_skip_simplified_layernorm",

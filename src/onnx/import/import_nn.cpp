@@ -2,6 +2,7 @@
 // Gather, Resize with constant parameters).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -200,6 +201,40 @@ std::vector<TensorRef> rms_norm(ImportContext& c, const NodeProto& n) {
                {{"axis", axis}, {"epsilon", static_cast<double>(at.f("epsilon", 1e-5f))}})};
 }
 
+// Attention (opset 23, 24): Q, K, V of rank 4 ([batch, heads, sequence, head size]), or of
+// rank 3 ([batch, sequence, heads * head size], with q_num_heads and kv_num_heads), and an
+// optional float mask. Past keys and values, the padding lengths, softcap and the extra
+// outputs are other forms: declined (kept opaque).
+std::vector<TensorRef> attention(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  for (int i = 4; i < 7; ++i)
+    if (c.has_input(n, i)) throw Decline{"past keys and values or padding lengths are given"};
+  for (int i = 1; i < 4; ++i)
+    if (output_used(n, i)) throw Decline{"present keys and values or the QK output are used"};
+  if (at.f("softcap", 0.0f) != 0.0f) throw Decline{"softcap"};
+  int64_t causal = at.i("is_causal", 0);
+  if (causal != 0 && causal != 1) throw Decline{fmt::format("is_causal {}", causal)};
+  std::vector<TensorRef> in{c.data(n, 0), c.data(n, 1), c.data(n, 2)};
+  if (c.has_input(n, 3)) in.push_back(c.data(n, 3));
+  const Shape& q = c.shape(in[0]);
+  Attrs a{{"is_causal", causal}};
+  int64_t head_size = q.empty() ? 1 : q.back();
+  if (q.size() == 3) {
+    int64_t qh = at.i("q_num_heads", 0), kvh = at.i("kv_num_heads", 0);
+    if (qh < 1 || kvh < 1 || q[2] % qh != 0)
+      throw Decline{fmt::format("rank-3 Q {} with q_num_heads {} and kv_num_heads {}", shape_str(q),
+                                qh, kvh)};
+    a.set("q_num_heads", qh);
+    a.set("kv_num_heads", kvh);
+    head_size = q[2] / qh;
+  } else if (q.size() != 4) {
+    throw Decline{fmt::format("Q of rank {}", q.size())};
+  }
+  double root = std::sqrt(static_cast<double>(std::max<int64_t>(head_size, 1)));
+  a.set("scale", at.has("scale") ? static_cast<double>(at.f("scale", 0.0f)) : 1.0 / root);
+  return {c.op(n, "attention", std::move(in), std::move(a))};
+}
+
 std::vector<TensorRef> softmax(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
   TensorRef x = c.data(n, 0);
@@ -347,6 +382,7 @@ void add_nn_converters(std::map<std::string, Converter>& t) {
   t["LayerNormalization"] = layernorm;
   t["RMSNormalization"] = rms_norm;
   t["Softmax"] = softmax;
+  t["Attention"] = attention;
   t["ReduceMean"] = reduce<true>;
   t["ReduceSum"] = reduce<false>;
   t["Expand"] = expand;
