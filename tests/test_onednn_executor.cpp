@@ -399,6 +399,13 @@ Case attention_case(Rng& r, const std::string& op) {
   GraphBuilder b(true, r());
   int64_t batch = pick(r, 1, 2), kv_heads = pick(r, 1, 2), group = pick(r, 1, 3);
   int64_t heads = kv_heads * group, s = pick(r, 1, 5), l = pick(r, 1, 6), d = pick(r, 1, 4);
+  if (op == "ort_attention") {
+    int64_t width = heads * d, in = pick(r, 1, 6);
+    std::vector<TensorRef> ins{b.input("x", {batch, s, in}),
+                               some_weight(r, b, "w", {in, 3 * width})};
+    if (coin(r)) ins.push_back(some_weight(r, b, "bias", {3 * width}));
+    return single(b, b.op(op, ins, {{"num_heads", heads}, {"unidirectional", coin(r)}}));
+  }
   if (op == "ort_mha") {
     Shape q{batch, s, heads * d}, kv{batch, l, heads * d};
     std::vector<TensorRef> ins{b.input("q", q), b.input("k", kv), b.input("v", kv)};
@@ -553,7 +560,7 @@ const std::map<std::string, CaseFn>& cases() {
          {"ort_bias_gelu", "ort_fast_gelu", "ort_quick_gelu", "ort_fused_matmul",
           "ort_skip_layernorm", "ort_skip_simplified_layernorm", "ort_simplified_layernorm"})
       c[op] = [op](Rng& r) { return fused_case(r, op); };
-    for (const char* op : {"attention", "ort_mha"})
+    for (const char* op : {"attention", "ort_mha", "ort_attention"})
       c[op] = [op](Rng& r) { return attention_case(r, op); };
     c["reduce_mean"] = reduce_mean_case;
     c["reduce_sum"] = reduce_sum_case;

@@ -142,6 +142,33 @@ TEST(AttentionOp, OnnxRuntimesMultiHeadAttentionAddsTheBiasThenAttends) {
       "3 heads do not divide Q [2,3,8]"));
 }
 
+TEST(AttentionOp, OnnxRuntimesPackedAttentionProjectsWithTheWeightsParts) {
+  std::mt19937 rng(9);
+  auto x = random_f32({2, 3, 6}, rng), w = random_f32({6, 32}, rng), b = random_f32({32}, rng);
+  Attrs a{{"num_heads", 2}, {"qkv_hidden_sizes", std::vector<int64_t>{8, 8, 16}}};
+  auto packed = run_op<float>("ort_attention", {x, w, b}, a);
+  ASSERT_EQ(packed[0].shape, (Shape{2, 3, 16}));
+  // x times the weight's columns [from, from + n), as a [2, 3, n] tensor.
+  auto project = [&](int64_t from, int64_t n) {
+    HostTensor<float> wp{{6, n}, std::vector<float>(static_cast<size_t>(6 * n))};
+    for (int64_t r = 0; r < 6; ++r)
+      for (int64_t c = 0; c < n; ++c) wp.data[r * n + c] = w.data[r * 32 + from + c];
+    HostTensor<float> bp{{n}, std::vector<float>(b.data.begin() + from, b.data.begin() + from + n)};
+    return run_op<float>("matmul", {x, wp, bp}, {{"act", std::string("none")}})[0];
+  };
+  auto want =
+      run_op<float>("ort_mha", {project(0, 8), project(8, 8), project(16, 16)}, {{"num_heads", 2}});
+  EXPECT_LT(max_rel_error(packed[0], want[0]), 1e-5);
+  EXPECT_TRUE(
+      contains(testutil::infer_error(
+                   "ort_attention", {{2, 3, 6}, {6, 30}},
+                   {{"num_heads", 2}, {"qkv_hidden_sizes", std::vector<int64_t>{8, 6, 16}}}),
+               "do not split the weight [6,30]"));
+  EXPECT_TRUE(
+      contains(testutil::infer_error("ort_attention", {{2, 3, 6}, {5, 30}}, {{"num_heads", 2}}),
+               "must be [batch, sequence, D]"));
+}
+
 TEST(AttentionOp, ShapeErrorsNameTheOperands) {
   Attrs s{{"scale", 1.0}};
   EXPECT_TRUE(

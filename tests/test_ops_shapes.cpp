@@ -86,6 +86,7 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
                                          "ort_skip_simplified_layernorm",
                                          "ort_simplified_layernorm",
                                          "ort_mha",
+                                         "ort_attention",
                                          "attention"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
@@ -100,6 +101,8 @@ TEST(OpsShapes, AttentionGivesOneRowPerQueryOfTheValuesWidth) {
   EXPECT_EQ(shape0("attention", {{3, 4}, {5, 4}, {5, 2}}, s), (Shape{3, 2}));
   EXPECT_EQ(shape0("ort_mha", {{2, 3, 16}, {2, 5, 16}, {2, 5, 8}, {40}}, {{"num_heads", 4}}),
             (Shape{2, 3, 8}));
+  EXPECT_EQ(shape0("ort_attention", {{2, 3, 6}, {6, 48}, {48}}, {{"num_heads", 4}}),
+            (Shape{2, 3, 16}));
 }
 
 TEST(OpsShapes, NormalizationsAndFusedOperatorsKeepTheInputsShape) {

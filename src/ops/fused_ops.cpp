@@ -1,6 +1,7 @@
 // The runtimes' fused kernels as operators: ONNX Runtime's CPU operators of the com.microsoft
 // domain (FusedMatMul, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization,
-// SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, MultiHeadAttention). Each is the
+// SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, MultiHeadAttention,
+// Attention). Each is the
 // composition of primitive operators its axiom in specs/operators.axioms states, and its reference
 // kernel runs that composition with the primitives' own registered kernels, so the two cannot drift
 // apart. Two factors the language has no primitive for are applied as formulas: QuickGelu's
@@ -269,6 +270,108 @@ std::optional<std::vector<AxiomParam>> mha_attrs_to_params(const Attrs& a,
   return std::vector<AxiomParam>{*scale};
 }
 
+// ---- Attention(x, w[, bias]) = MultiHeadAttention(x wq + bq, x wk + bk, x wv + bv) ----
+// ONNX Runtime's BERT-form attention: one packed projection w [D_in, Dq + Dk + Dv] (the three
+// widths in qkv_hidden_sizes, equal thirds when it is empty), its bias, then num_heads heads
+// of attention. Rank-2 x with one head is the axiom language's form, (ort_attention ?scale ?x
+// ?w): the weight's thirds are q's, k's and v's projections.
+std::vector<int64_t> qkv_widths(const Attrs& a, std::span<const TensorType> in) {
+  const TensorType& x = in[0];
+  const TensorType& w = in[1];
+  if ((x.rank() != 2 && x.rank() != 3) || w.rank() != 2 || w.shape[0] != x.shape.back())
+    throw Error(
+        fmt::format("packed attention: input {} and weight {} must be [batch, sequence, "
+                    "D] and [D, Dq + Dk + Dv]",
+                    shape_str(x.shape), shape_str(w.shape)));
+  std::vector<int64_t> widths = a.ints("qkv_hidden_sizes");
+  if (widths.empty()) widths.assign(3, w.shape[1] / 3);
+  if (widths.size() != 3 || widths[0] != widths[1] ||
+      widths[0] + widths[1] + widths[2] != w.shape[1])
+    throw Error(
+        fmt::format("packed attention: qkv_hidden_sizes {} do not split the weight {} "
+                    "into Q, K and V (Q and K of one width)",
+                    shape_str(a.ints("qkv_hidden_sizes")), shape_str(w.shape)));
+  if (in.size() > 2 && in[2].shape != Shape{w.shape[1]})
+    throw Error(fmt::format("packed attention: bias must be [{}], got {}", w.shape[1],
+                            shape_str(in[2].shape)));
+  return widths;
+}
+
+// The projected Q, K and V types.
+std::vector<TensorType> projected(const TensorType& x, const std::vector<int64_t>& widths) {
+  std::vector<TensorType> out;
+  for (int64_t width : widths) {
+    Shape s = x.shape;
+    s.back() = width;
+    out.push_back(derived_type(x, std::move(s)));
+  }
+  return out;
+}
+
+Attrs packed_mha_attrs(const Attrs& a) {
+  return {{"num_heads", a.i("num_heads")},
+          {"scale", a.f("scale")},
+          {"unidirectional", a.i("unidirectional")},
+          {"mask_filter_value", a.f("mask_filter_value")}};
+}
+
+std::vector<TensorType> infer_packed_attention(const Attrs& a, std::span<const TensorType> in) {
+  std::vector<TensorType> qkv = projected(plain(in[0]), qkv_widths(a, in));
+  return op_def("ort_mha").infer(packed_mha_attrs(a), qkv);
+}
+
+template <class T>
+void kernel_packed_attention(const KernelIO<T>& io) {
+  const TensorType x = plain(io.in_types[0]);
+  std::vector<int64_t> widths = qkv_widths(io.attrs, io.in_types);
+  std::vector<TensorType> qkv = projected(x, widths);
+  const Attrs no_act{{"act", std::string("none")}};
+  std::vector<std::vector<T>> parts;
+  std::vector<const T*> data;
+  int64_t from = 0;
+  for (size_t i = 0; i < 3; ++i) {
+    // x times the weight's columns of this part (a slice of the weight), plus its bias.
+    TensorType wt = derived_type(x, {io.in_types[1].shape[0], widths[i]});
+    std::vector<T> w_part = buffer<T>(wt);
+    Attrs cut{{"starts", std::vector<int64_t>{from}},
+              {"ends", std::vector<int64_t>{from + widths[i]}},
+              {"axes", std::vector<int64_t>{1}},
+              {"steps", std::vector<int64_t>{1}}};
+    run_primitive<T>("slice", cut, {plain(io.in_types[1])}, {io.in[1]}, wt, w_part.data());
+    parts.push_back(buffer<T>(qkv[i]));
+    run_primitive<T>("matmul", no_act, {x, wt}, {io.in[0], w_part.data()}, qkv[i],
+                     parts.back().data());
+    if (io.in.size() > 2) {
+      std::vector<T> biased = buffer<T>(qkv[i]);
+      run_primitive<T>("add", {}, {qkv[i], derived_type(x, {widths[i]})},
+                       {parts.back().data(), io.in[2] + from}, qkv[i], biased.data());
+      parts.back().swap(biased);
+    }
+    from += widths[i];
+  }
+  for (auto& p : parts) data.push_back(p.data());
+  run_primitive<T>("ort_mha", packed_mha_attrs(io.attrs), qkv, data, plain(io.out_types[0]),
+                   io.out[0]);
+}
+
+Attrs packed_attention_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  if (p.size() != 1) throw Error("ort_attention: expected one parameter (the scale)");
+  return {{"num_heads", int64_t{1}},
+          {"scale", static_cast<double>(param_float("ort_attention", p[0]))},
+          {"unidirectional", int64_t{0}}};
+}
+
+// In the language: a matrix x, one head, equal thirds, no bias, not causal, the scale given.
+std::optional<std::vector<AxiomParam>> packed_attention_attrs_to_params(
+    const Attrs& a, std::span<const TensorType> in) {
+  if (in.size() > 2 || in[0].rank() != 2 || a.i("num_heads") != 1 || a.i("unidirectional") != 0 ||
+      a.f("scale") == 0 || !a.ints("qkv_hidden_sizes").empty())
+    return std::nullopt;
+  auto scale = floats_param({static_cast<float>(a.f("scale"))});
+  if (!scale) return std::nullopt;
+  return std::vector<AxiomParam>{*scale};
+}
+
 // ---- the axiom language: float attributes spelled exactly (ops/float_params.h) ----
 Attrs quick_gelu_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
   return one_float_attrs("alpha", p);
@@ -384,6 +487,30 @@ void register_fused_ops(std::vector<OpDef>& defs) {
        .axiom_params = {"scale"},
        .params_to_attrs = mha_params_to_attrs,
        .attrs_to_params = mha_attrs_to_params});
+  defs.push_back(
+      {.name = "ort_attention",
+       .axiom_name = "ort_attention",
+       .min_inputs = 2,
+       .max_inputs = 3,
+       .attrs = {required_attr("num_heads", AttrKind::Int), float_attr("scale", 0.0),
+                 int_attr("unidirectional", 0), float_attr("mask_filter_value", -10000.0),
+                 ints_attr("qkv_hidden_sizes")},
+       .infer = infer_packed_attention,
+       .kernel_f32 = kernel_packed_attention<float>,
+       .kernel_u32 = kernel_packed_attention<uint32_t>,
+       .cost =
+           [](const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
+             std::vector<TensorType> qkv = projected(in[0], qkv_widths(a, in));
+             OpCost c = op_cost(op_def("ort_mha"), packed_mha_attrs(a), qkv, out);
+             c.flops += 2.0 * static_cast<double>(in[0].numel() * in[1].shape[1]);
+             c.bytes += static_cast<double>(in[1].numel()) * 4;
+             return c;
+           },
+       .standin = true,
+       .runtime = kOrt,
+       .axiom_params = {"scale"},
+       .params_to_attrs = packed_attention_params_to_attrs,
+       .attrs_to_params = packed_attention_attrs_to_params});
   defs.push_back(
       {.name = "ort_simplified_layernorm",
        .axiom_name = "ort_simplified_layernorm",

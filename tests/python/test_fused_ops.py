@@ -103,6 +103,17 @@ CASES = {
     "MultiHeadAttention unidirectional": lambda: one_node_model(
         "MultiHeadAttention", [("q", [1, 5, 16]), ("k", [1, 5, 16]), ("v", [1, 5, 16])],
         [("y", [1, 5, 16])], num_heads=4, unidirectional=1),
+    "Attention (com.microsoft)": lambda: one_node_model(
+        "Attention", [("x", [2, 5, 16]), ("w", [16, 48]), ("b", [48])], [("y", [2, 5, 16])],
+        num_heads=4),
+    # ONNX Runtime 1.31.1 crashes (SIGSEGV) on an Attention node without its bias, so each
+    # case here has one; graphsub's kernel takes either.
+    "Attention unidirectional": lambda: one_node_model(
+        "Attention", [("x", [1, 6, 8]), ("w", [8, 24]), ("b", [24])], [("y", [1, 6, 8])],
+        num_heads=2, unidirectional=1),
+    "Attention qkv_hidden_sizes": lambda: one_node_model(
+        "Attention", [("x", [2, 3, 8]), ("w", [8, 32]), ("b", [32])], [("y", [2, 3, 16])],
+        num_heads=4, qkv_hidden_sizes=[8, 8, 16], scale=0.3),
     "MultiHeadAttention scale": lambda: one_node_model(
         "MultiHeadAttention", [("q", [1, 3, 8]), ("k", [1, 3, 8]), ("v", [1, 3, 8])],
         [("y", [1, 3, 8])], num_heads=2, scale=0.2),

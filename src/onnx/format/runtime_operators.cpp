@@ -22,6 +22,12 @@ const std::vector<RuntimeOperator>& table() {
       // Q, K and V of [batch, sequence, hidden] and the projections' bias; key padding
       // masks, attention biases, past keys and values and the packed forms stay opaque.
       {.domain = kMs, .op_type = "MultiHeadAttention", .ir = "ort_mha"},
+      // BERT's form: the input, one packed QKV weight and its bias; mask indices, past
+      // states, attention biases and rotary embeddings stay opaque.
+      {.domain = kMs,
+       .op_type = "Attention",
+       .ir = "ort_attention",
+       .fixed = {{"do_rotary", 0}, {"past_present_share_buffer", 0}, {"rotary_embedding_dim", 0}}},
       {.domain = kMs,
        .op_type = "SkipSimplifiedLayerNormalization",
        .ir = "ort_skip_simplified_layernorm",
