@@ -159,6 +159,73 @@ def test_the_reference_kernel_computes_what_onnx_runtime_computes(case):
         assert_close(run_ort(model, feeds), graphsub.evaluate(model, feeds), case)
 
 
+# ONNX Runtime's FusedConv and FusedGemm: ONNX's Conv and Gemm with an activation, read as
+# graphsub's conv and matmul with it and written back as ONNX's nodes.
+def fused_conv_model(with_sum=False, **attrs):
+    rng = np.random.default_rng(3)
+    w = onnx.numpy_helper.from_array(rng.standard_normal((6, 4, 3, 3)).astype(np.float32), "W")
+    b = onnx.numpy_helper.from_array(rng.standard_normal(6).astype(np.float32), "B")
+    inputs = ["x", "W", "B"] + (["z"] if with_sum else [])
+    node = helper.make_node("FusedConv", inputs, ["y"], domain=MS, pads=[1, 1, 1, 1],
+                            kernel_shape=[3, 3], **attrs)
+    graph_inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 7, 7])]
+    if with_sum:
+        graph_inputs.append(helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 6, 7, 7]))
+    graph = helper.make_graph(
+        [node], "fused_conv", graph_inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 6, 7, 7])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(MS, 1)])
+    model.ir_version = 9
+    return model
+
+
+def fused_gemm_model(**attrs):
+    rng = np.random.default_rng(4)
+    w = onnx.numpy_helper.from_array(rng.standard_normal((10, 8)).astype(np.float32), "W")
+    c = onnx.numpy_helper.from_array(rng.standard_normal(10).astype(np.float32), "C")
+    node = helper.make_node("FusedGemm", ["x", "W", "C"], ["y"], domain=MS, transB=1, **attrs)
+    graph = helper.make_graph(
+        [node], "fused_gemm", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 10])], [w, c])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(MS, 1)])
+    model.ir_version = 9
+    return model
+
+
+ACTIVATED = {
+    "FusedConv Relu": lambda: fused_conv_model(activation="Relu"),
+    "FusedConv LeakyRelu": lambda: fused_conv_model(activation="LeakyRelu",
+                                                    activation_params=[0.2]),
+    "FusedConv Clip": lambda: fused_conv_model(activation="Clip", activation_params=[-1.0, 2.0]),
+    "FusedConv HardSigmoid": lambda: fused_conv_model(activation="HardSigmoid",
+                                                      activation_params=[0.3, 0.4]),
+    "FusedGemm Tanh": lambda: fused_gemm_model(activation="Tanh", alpha=0.5, beta=2.0),
+    "FusedGemm LeakyRelu": lambda: fused_gemm_model(activation="LeakyRelu", activation_alpha=0.1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ACTIVATED))
+def test_a_fused_conv_or_gemm_is_read_as_its_operator_and_activation(case, tmp_path):
+    model = ACTIVATED[case]()
+    for seed in (0, 1):
+        feeds = feeds_for(model, seed)
+        assert_close(run_ort(model, feeds), graphsub.evaluate(model, feeds), case)
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path))
+    assert report["import"]["opaque"] == [], report["import"]["opaque"]
+    assert all(n.domain in ("", "ai.onnx") for n in out.graph.node), out.graph.node
+    onnx.checker.check_model(out)
+    feeds = feeds_for(model)
+    assert_close(run_ort(model, feeds), run_ort(out, feeds), case)
+
+
+def test_a_fused_conv_with_a_sum_input_is_kept_opaque():
+    model = fused_conv_model(with_sum=True, activation="Relu")
+    with pytest.raises(graphsub.Error, match="no reference semantics"):
+        graphsub.evaluate(model, feeds_for(model))
+
+
 # Read into graphsub's operators and written back in another form: com.microsoft Gelu as ONNX's
 # gelu, SimplifiedLayerNormalization (ONNX Runtime's, in ONNX's domain, which onnx.checker
 # refuses) as RMSNormalization's function body.

@@ -49,6 +49,12 @@ std::vector<int64_t> NodeAttrs::ints(const std::string& name, std::vector<int64_
   return {a.ints().begin(), a.ints().end()};
 }
 
+std::vector<float> NodeAttrs::floats(const std::string& name, std::vector<float> def) const {
+  if (!has(name)) return def;
+  const auto& a = typed(name, AttributeProto::FLOATS);
+  return {a.floats().begin(), a.floats().end()};
+}
+
 const onnx::TensorProto* NodeAttrs::tensor(const std::string& name) const {
   return has(name) ? &typed(name, AttributeProto::TENSOR).t() : nullptr;
 }

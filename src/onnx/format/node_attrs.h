@@ -21,6 +21,7 @@ class NodeAttrs {
   float f(const std::string& name, float def) const;
   std::string s(const std::string& name, const std::string& def) const;
   std::vector<int64_t> ints(const std::string& name, std::vector<int64_t> def) const;
+  std::vector<float> floats(const std::string& name, std::vector<float> def) const;
   const onnx::TensorProto* tensor(const std::string& name) const;
 
  private:

@@ -39,6 +39,12 @@ const std::vector<RuntimeOperator>& table() {
        .op_type = "SimplifiedLayerNormalization",
        .ir = "ort_simplified_layernorm",
        .written = false},
+      // ONNX's Conv and Gemm with an activation, as ONNX Runtime's optimizer writes them at
+      // level extended: graphsub's conv and matmul carry the activation themselves, and the
+      // plain nodes written back are fused again by ONNX Runtime. FusedConv's Z (a sum
+      // before the activation) stays opaque.
+      {.domain = kMs, .op_type = "FusedConv", .ir = "conv", .written = false, .read_as = "Conv"},
+      {.domain = kMs, .op_type = "FusedGemm", .ir = "matmul", .written = false, .read_as = "Gemm"},
       // ONNX Runtime's exact Gelu, older than ONNX's own (opset 20): read as gelu, written in
       // the default domain.
       {.domain = kMs, .op_type = "Gelu", .ir = "gelu", .written = false},

@@ -24,6 +24,10 @@ struct RuntimeOperator {
   std::vector<int> zero_when_absent;
   // False for a node read into a portable IR operator that is written in the default domain.
   bool written = true;
+  // Non-empty for a node that is an ONNX operator followed by its `activation` attribute
+  // (FusedConv is Conv, FusedGemm is Gemm): read by that operator's converter, then the
+  // activation as graphsub's own operator; written back in ONNX's domain (not `written`).
+  std::string_view read_as;
 };
 
 // The operator of node (domain, op_type), or null; `domain` "" or "ai.onnx" is ONNX's.

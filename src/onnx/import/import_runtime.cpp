@@ -11,9 +11,48 @@
 #include "onnx/import/import_context.h"
 
 namespace graphsub {
+namespace {
+
+// The `activation` of a FusedConv or FusedGemm as graphsub's operator and attributes: its
+// parameters are FusedConv's activation_params or FusedGemm's activation_alpha and _beta,
+// with ONNX's defaults. One graphsub has no operator for is declined.
+std::pair<std::string, Attrs> fused_activation(const NodeAttrs& at) {
+  std::string act = at.s("activation", "");
+  std::vector<float> params = at.floats("activation_params", {});
+  auto param = [&](size_t i, const char* gemm_name, float def) -> double {
+    if (at.has(gemm_name)) return at.f(gemm_name, def);
+    return i < params.size() ? params[i] : def;
+  };
+  if (act == "Relu" || act == "Sigmoid" || act == "Tanh") {
+    std::string name = act == "Relu" ? "relu" : act == "Sigmoid" ? "sigmoid" : "tanh";
+    return {name, {}};
+  }
+  if (act == "LeakyRelu") return {"leaky_relu", {{"alpha", param(0, "activation_alpha", 0.01f)}}};
+  if (act == "HardSigmoid")
+    return {"hardsigmoid",
+            {{"alpha", param(0, "activation_alpha", 0.2f)},
+             {"beta", param(1, "activation_beta", 0.5f)}}};
+  if (act == "Clip" && params.size() == 2)
+    return {"clip", {{"min", double{params[0]}}, {"max", double{params[1]}}}};
+  throw Decline{fmt::format("activation '{}'", act)};
+}
+
+// A node that is ONNX operator `r.read_as` followed by its activation.
+std::vector<TensorRef> convert_with_activation(ImportContext& c, const onnx::NodeProto& n,
+                                               const RuntimeOperator& r) {
+  NodeAttrs at(n, ImportContext::label(n));
+  if (r.read_as == "Conv" && c.has_input(n, 3)) throw Decline{"a sum input Z is given"};
+  auto [act, attrs] = fused_activation(at);
+  Converter read = find_converter(std::string(r.read_as));
+  std::vector<TensorRef> out = read(c, n);
+  return {c.op(n, act, {out.at(0)}, std::move(attrs))};
+}
+
+}  // namespace
 
 std::vector<TensorRef> convert_runtime_operator(ImportContext& c, const onnx::NodeProto& n,
                                                 const RuntimeOperator& r) {
+  if (!r.read_as.empty()) return convert_with_activation(c, n, r);
   const OpDef& op = op_def(r.ir);
   NodeAttrs at(n, ImportContext::label(n));
   for (const auto& [name, value] : r.fixed)
