@@ -137,6 +137,27 @@ TEST(OrtWorker, AWorkerOfAnotherProtocolIsRefused) {
   }
 }
 
+TEST(OrtWorker, AWorkerThatCrashesIsReportedWithItsSignal) {
+  // ONNX Runtime 1.31.1 dies of SIGSEGV on some nodes (a com.microsoft Attention without its
+  // bias): the error says it crashed, not that the package may be missing.
+  std::string dir = scratch_dir("ort_worker");
+  std::string script = dir + "/crashing.js";
+  std::ofstream(script) << "let n = 0; process.stdin.on('data', () => { if (n++) "
+                           "process.kill(process.pid, 'SIGSEGV'); else process.stdout.write("
+                           "JSON.stringify({ok: true, protocol: "
+                        << ort::kWorkerProtocol << ", ort: '0', node: '0'}) + '\\n'); });\n";
+  ort::WorkerOptions o = shipped_worker();
+  o.interpreter = "node";
+  o.script = script;
+  ort::Worker w(o);
+  try {
+    w.call({{"op", "load"}, {"id", "m"}, {"path", "x.onnx"}});
+    FAIL() << "a crashed worker answered";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("crashed (signal 11"), std::string::npos) << e.what();
+  }
+}
+
 TEST(OrtWorker, MissingNodeIsReportedNotFatal) {
   std::string why;
   ort::WorkerOptions o = shipped_worker();

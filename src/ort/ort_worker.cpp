@@ -126,12 +126,26 @@ std::string Worker::read_line() {
     ssize_t n = read(from_child_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      throw Error(
-          fmt::format("ONNX Runtime worker ({} {}) exited (is its ONNX Runtime package "
-                      "installed?)",
-                      opts_.interpreter, opts_.script));
+      throw Error(fmt::format("ONNX Runtime worker ({} {}) {}", opts_.interpreter, opts_.script,
+                              how_it_ended()));
     buffer_.append(chunk, static_cast<size_t>(n));
   }
+}
+
+std::string Worker::how_it_ended() {
+  int status = 0;
+  bool reaped = false;
+  for (int i = 0; pid_ > 0 && i < 100 && !reaped; ++i) {
+    reaped = waitpid(pid_, &status, WNOHANG) == pid_;
+    if (!reaped) usleep(10000);
+  }
+  if (!reaped) return "closed its output (is its ONNX Runtime package installed?)";
+  pid_ = -1;
+  if (WIFSIGNALED(status))
+    return fmt::format("crashed (signal {}, {}): the runtime failed on what it was given",
+                       WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return fmt::format("exited with status {} (is its ONNX Runtime package installed?)",
+                     WEXITSTATUS(status));
 }
 
 nlohmann::json Worker::call(const nlohmann::json& request) {

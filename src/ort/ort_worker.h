@@ -49,6 +49,9 @@ class Worker {
 
  private:
   std::string read_line();
+  // How the worker ended once its pipe closed: a crash by signal (ONNX Runtime failing on a
+  // model), or an exit status. Reaps it, waiting a moment for it to finish.
+  std::string how_it_ended();
   void stop();
 
   WorkerOptions opts_;
