@@ -316,6 +316,15 @@ def test_an_attention_with_past_keys_is_kept_opaque():
         graphsub.evaluate(model, feeds_for(model))
 
 
+def test_an_attention_of_mixed_ranks_is_kept_opaque_and_the_model_read():
+    # Q of rank 3 beside K and V of rank 4: ONNX allows it, graphsub's operator does not take it.
+    model = one_node_model(
+        "Attention", [("q", [1, 3, 8]), ("k", [1, 2, 5, 4]), ("v", [1, 2, 5, 4])],
+        [("y", [1, 3, 8])], domain="", opset=23, q_num_heads=2, kv_num_heads=2)
+    with pytest.raises(graphsub.Error, match="no reference semantics"):
+        graphsub.evaluate(model, feeds_for(model))
+
+
 def test_a_query_with_every_key_masked_gets_zeros_as_in_onnx_runtime():
     model = ATTENTION["Attention multi-query with mask"]()
     feeds = feeds_for(model)

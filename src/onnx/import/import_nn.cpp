@@ -232,7 +232,13 @@ std::vector<TensorRef> attention(ImportContext& c, const NodeProto& n) {
   }
   double root = std::sqrt(static_cast<double>(std::max<int64_t>(head_size, 1)));
   a.set("scale", at.has("scale") ? static_cast<double>(at.f("scale", 0.0f)) : 1.0 / root);
-  return {c.op(n, "attention", std::move(in), std::move(a))};
+  // Forms ONNX allows that the operator does not take (Q of rank 3 with K and V of rank 4, a
+  // mask of another rank) stay as they are.
+  try {
+    return {c.op(n, "attention", std::move(in), std::move(a))};
+  } catch (const Error& e) {
+    throw Decline{e.what()};
+  }
 }
 
 std::vector<TensorRef> softmax(ImportContext& c, const NodeProto& n) {
