@@ -12,6 +12,7 @@ Tools, each the PyPI release pyproject.toml pins, each called as its documentati
 | onnxoptimizer | `onnxoptimizer.optimize(model)` (its default passes) |
 | ort-basic, ort-extended | `SessionOptions.optimized_model_filepath` at ORT_ENABLE_BASIC / _EXTENDED (the "all" level writes a file for one machine's kernels and layouts, so it is not a portable result and is left out) |
 | ort-transformers | `onnxruntime.transformers.optimizer.optimize_model(IN, model_type=T)` on the transformer models, T by family (MODEL_TYPES) |
+| graphsub-fused (only with `--tools`) | `graphsub optimize IN -o OUT --ort-contrib-ops`: graphsub with ONNX Runtime's fused operators allowed (issue 27's acceptance 1); graphsub's own variant, never counted as a peer |
 
 Each tool runs as its own process (`os.wait4` gives its wall time and peak memory). For every
 file a tool writes:
@@ -74,6 +75,12 @@ PY_ORT_TRANSFORMERS = ("import sys\n"
 
 TOOLS = ["graphsub", "onnxsim", "onnxslim", "onnxoptimizer", "ort-basic", "ort-extended",
          "ort-transformers"]
+# Tools run only when --tools names them: graphsub's own variants, not peers.
+OPTIONAL_TOOLS = ["graphsub-fused"]
+
+
+def is_peer(tool: str) -> bool:
+    return not tool.startswith("graphsub")
 
 
 def venv_command(name: str) -> str:
@@ -87,6 +94,9 @@ def tool_command(tool: str, src: str, dst: str, entry: dict, graphsub: str) -> l
     if tool == "graphsub":
         dims = [f"--dim={k}={v}" for k, v in sorted((entry.get("graphsub_dims") or {}).items())]
         return [graphsub, "optimize", src, "-o", dst, "--quiet", *dims]
+    if tool == "graphsub-fused":
+        dims = [f"--dim={k}={v}" for k, v in sorted((entry.get("graphsub_dims") or {}).items())]
+        return [graphsub, "optimize", src, "-o", dst, "--quiet", "--ort-contrib-ops", *dims]
     if tool in ("onnxsim", "onnxslim"):
         return [venv_command(tool), src, dst]
     if tool == "onnxoptimizer":
@@ -436,7 +446,7 @@ def versus_best_peer(row: dict, tools: list[str]) -> str:
     sp = t1.get("speedup", {})
     if "graphsub" not in sp:
         return "-"
-    peers = {t: sp[t] for t in tools if t != "graphsub" and t in sp}
+    peers = {t: sp[t] for t in tools if is_peer(t) and t in sp}
     if not peers:
         return "-"
     best = max(peers, key=peers.get)
@@ -450,7 +460,7 @@ def wall_time(row: dict, tools: list[str]) -> dict | None:
     """graphsub's wall time and peak memory against the slowest peer's on one model."""
     res = row.get("tools", {})
     mine = res.get("graphsub", {})
-    peers = {t: res[t] for t in tools if t != "graphsub" and res.get(t, {}).get("seconds")}
+    peers = {t: res[t] for t in tools if is_peer(t) and res.get(t, {}).get("seconds")}
     if not mine.get("seconds") or not peers:
         return None
     slowest = max(peers, key=lambda t: peers[t]["seconds"])
@@ -575,9 +585,9 @@ def parse_args(argv=None):
                         "a full-size zoo times seven tools does not fit on most disks)")
     args = p.parse_args(argv)
     args.tools = [t for t in args.tools.split(",") if t]
-    unknown = set(args.tools) - set(TOOLS)
+    unknown = set(args.tools) - set(TOOLS) - set(OPTIONAL_TOOLS)
     if unknown:
-        p.error(f"unknown tools {sorted(unknown)} (known: {', '.join(TOOLS)})")
+        p.error(f"unknown tools {sorted(unknown)} (known: {', '.join(TOOLS + OPTIONAL_TOOLS)})")
     return args
 
 

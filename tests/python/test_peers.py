@@ -271,3 +271,21 @@ def test_files_too_large_to_hold_at_once_are_timed_in_groups(tmp_path, monkeypat
     assert set(t["ort_1"]["speedup"]) == {"a", "b", "c"}
     assert set(t["openvino"]["speedup"]) == {"a", "b"}  # c is computed wrongly there
     assert not t["openvino"]["outputs"]["c"]["ok"] and t["openvino"]["outputs"]["original"]["ok"]
+
+
+def test_graphsub_with_fused_operators_runs_when_named_and_is_no_peer(tmp_path):
+    _tiny_zoo(str(tmp_path))
+    out = tmp_path / "out"
+    tools = ["graphsub", "graphsub-fused", "onnxsim"]
+    assert run_peers.main([str(tmp_path / "manifest.json"), "--out", str(out), "--runs", "3",
+                           "--tools", ",".join(tools)]) == 0
+    row = json.loads((out / "peers.json").read_text())["results"][0]
+    fused = row["tools"]["graphsub-fused"]
+    assert fused["ok"] and fused["outputs"]["ok"], fused
+    assert set(row["timings"]["ort_1"]["speedup"]) == set(tools)
+    # graphsub is measured against the peers only: its own variant is never the best peer.
+    assert "graphsub-fused" not in run_peers.versus_best_peer(row, tools)
+    assert run_peers.versus_best_peer(row, tools).endswith("onnxsim)")
+    assert run_peers.wall_time(row, tools)["peer"] == "onnxsim"
+    # Left out unless named.
+    assert "graphsub-fused" not in run_peers.TOOLS
