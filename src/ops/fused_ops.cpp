@@ -1,13 +1,13 @@
 // The runtimes' fused kernels as operators: ONNX Runtime's CPU operators of the com.microsoft
 // domain (FusedMatMul, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization,
 // SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, MultiHeadAttention,
-// Attention). Each is the
-// composition of primitive operators its axiom in specs/operators.axioms states, and its reference
-// kernel runs that composition with the primitives' own registered kernels, so the two cannot drift
-// apart. Two factors the language has no primitive for are applied as formulas: QuickGelu's
-// x * sigmoid(alpha x) (its axiom covers alpha 1, silu) and FusedMatMul's alpha. check-axioms
-// tests the axioms, and tests/python compares each kernel with ONNX Runtime's. OpDef::runtime names
-// the runtime that runs them: a file holding one runs there only.
+// Attention). Each is the composition of primitive operators its axiom in
+// specs/operators.axioms states, and its reference kernel runs that composition with the
+// primitives' own registered kernels, so the two cannot drift apart. Two factors the language
+// has no primitive for are applied as formulas: QuickGelu's x * sigmoid(alpha x) (its axiom
+// covers alpha 1, silu) and FusedMatMul's alpha. check-axioms tests the axioms, and
+// tests/python compares each kernel with ONNX Runtime's. OpDef::runtime names the runtime
+// that runs them: a file holding one runs there only.
 //
 // IR attributes carry the ONNX attribute names, so the ONNX stage reads and writes them by
 // name. Optional trailing inputs are optional inputs here; the skip normalizations have two
@@ -330,7 +330,7 @@ void kernel_packed_attention(const KernelIO<T>& io) {
   std::vector<const T*> data;
   int64_t from = 0;
   for (size_t i = 0; i < 3; ++i) {
-    // x times the weight's columns of this part (a slice of the weight), plus its bias.
+    // x times the weight's columns of this part (a slice of the weight).
     TensorType wt = derived_type(x, {io.in_types[1].shape[0], widths[i]});
     std::vector<T> w_part = buffer<T>(wt);
     Attrs cut{{"starts", std::vector<int64_t>{from}},
@@ -341,15 +341,14 @@ void kernel_packed_attention(const KernelIO<T>& io) {
     parts.push_back(buffer<T>(qkv[i]));
     run_primitive<T>("matmul", no_act, {x, wt}, {io.in[0], w_part.data()}, qkv[i],
                      parts.back().data());
-    if (io.in.size() > 2) {
-      std::vector<T> biased = buffer<T>(qkv[i]);
-      run_primitive<T>("add", {}, {qkv[i], derived_type(x, {widths[i]})},
-                       {parts.back().data(), io.in[2] + from}, qkv[i], biased.data());
-      parts.back().swap(biased);
-    }
+    data.push_back(parts.back().data());
     from += widths[i];
   }
-  for (auto& p : parts) data.push_back(p.data());
+  // The bias has MultiHeadAttention's layout (Q's, K's and V's parts in turn): it adds it.
+  if (io.in.size() > 2) {
+    qkv.push_back(plain(io.in_types[2]));
+    data.push_back(io.in[2]);
+  }
   run_primitive<T>("ort_mha", packed_mha_attrs(io.attrs), qkv, data, plain(io.out_types[0]),
                    io.out[0]);
 }
