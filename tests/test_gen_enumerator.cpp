@@ -16,6 +16,7 @@ namespace {
 using testing::graph_text;
 using testing::make_test_space;
 using testing::matrix_pool;
+using testing::small_domains;
 
 // The value hash of operator output t of an evaluated graph (all_hashes lists them in order).
 uint64_t hash_of(const Space& s, const CompactGraph& g, const EvaluatedGraph& e, TensorId t) {
@@ -53,14 +54,23 @@ std::set<std::string> brute_force(const Space& s) {
     if (g.num_ops == s.max_ops) return;
     for (uint16_t v = 0; v < s.variants.size(); ++v) {
       const GenOp& op = s.variants[v];
-      std::vector<std::array<TensorId, 2>> ins;
-      for (TensorId a : tensors)
-        for (TensorId b : tensors) {
-          if (op.arity == 1 && b != tensors[0]) continue;
-          if (op.arity == 2 && a == b) continue;
-          if (terminal(a) || (op.arity == 2 && terminal(b))) continue;
-          ins.push_back({a, op.arity == 2 ? b : kNoTensor});
+      // Every choice of distinct, non-terminal inputs (constants read none).
+      std::vector<std::array<TensorId, kMaxArity>> ins;
+      std::array<TensorId, kMaxArity> cur = kNoInputs;
+      std::function<void(int)> choose = [&](int i) {
+        if (i == op.arity) {
+          ins.push_back(cur);
+          return;
         }
+        for (TensorId t : tensors) {
+          if (terminal(t) || std::find(cur.begin(), cur.begin() + i, t) != cur.begin() + i)
+            continue;
+          cur[static_cast<size_t>(i)] = t;
+          choose(i + 1);
+        }
+        cur[static_cast<size_t>(i)] = kNoTensor;
+      };
+      choose(0);
       for (auto in : ins) {
         CompactGraph h = g;
         h.ops[h.num_ops++] = GraphOp{v, in};
@@ -144,6 +154,51 @@ TEST(GenEnumerator, ProducesEveryGraphExactlyOnce) {
 TEST(GenEnumerator, ProducesEveryGraphExactlyOnceWithSplitsAndConcats) {
   expect_every_graph_exactly_once(
       make_test_space({"concat", "split", "ewmul", "relu"}, matrix_pool(), 3), 100);
+}
+
+// A space with an operator of three tensor inputs (attention's q, k and v) beside unary and
+// binary ones: three pool tensors of one shape, so every input order is a different graph.
+Space three_input_space(int max_ops) {
+  ParamDomains d = small_domains();
+  d["scale"] = {std::string("1")};
+  return make_test_space(
+      {"attention", "ewadd", "transpose"},
+      {{"x1", {2, 4}, Role::Data}, {"x2", {2, 4}, Role::Data}, {"x3", {2, 4}, Role::Data}}, max_ops,
+      d);
+}
+
+TEST(GenEnumerator, ProducesEveryGraphExactlyOnceWithThreeInputOperators) {
+  Space s = three_input_space(3);
+  ASSERT_EQ(s.max_arity(), 3);
+  expect_every_graph_exactly_once(s, 100);
+}
+
+// Fingerprints, float values through the memo (which keeps no three-input term) and packed
+// codes are what they are for binary operators.
+TEST(GenEnumerator, ThreeInputGraphsEvaluatePackAndCompareLikeOthers) {
+  Space s = three_input_space(3);
+  GraphEvaluator exact(s), scratch(s, true, 0), memo(s, true);
+  GraphPacker packer(s, 3);
+  ASSERT_TRUE(packer.fits());
+  std::vector<CompactGraph> largest;
+  size_t ternary = 0;
+  for (auto& r : enumerate_all(s)) {
+    if (r.g.num_ops == 0) continue;
+    EvaluatedGraph e = exact.evaluate(r.g, false);
+    ASSERT_TRUE(e.ok) << graph_str(s, r.g);
+    EXPECT_EQ(r.fp, combine_output_hashes(e.output_hashes)) << graph_str(s, r.g);
+    EvaluatedGraph want = scratch.evaluate(r.g, true, false);
+    EXPECT_EQ(memo.evaluate(r.g, true, false).output_f32, want.output_f32) << graph_str(s, r.g);
+    for (int k = 0; k < r.g.num_ops; ++k) ternary += s.variants[r.g.ops[k].variant].arity == 3;
+    if (r.g.num_ops == 3 && !r.g.terminal) largest.push_back(r.g);
+  }
+  EXPECT_GT(ternary, 100u);
+  ASSERT_GT(largest.size(), 100u);
+  for (size_t i = 0; i < largest.size(); ++i) {
+    EXPECT_TRUE(packer.unpack(packer.pack(largest[i])) == largest[i]) << graph_str(s, largest[i]);
+    const CompactGraph& other = largest[(i * 7919 + 13) % largest.size()];
+    EXPECT_EQ(largest[i] < other, packer.pack(largest[i]) < packer.pack(other));
+  }
 }
 
 TEST(GenEnumerator, IncrementalFingerprintsMatchEvaluationFromScratch) {

@@ -27,11 +27,12 @@ std::vector<TensorId> graph_outputs(const Space& s, const CompactGraph& g) {
   return outs;
 }
 
-GraphPacker::GraphPacker(const Space& s, int num_ops) : num_ops_(num_ops) {
+GraphPacker::GraphPacker(const Space& s, int num_ops) : num_ops_(num_ops), arity_(s.max_arity()) {
   variant_bits_ = std::bit_width(std::max<size_t>(s.variants.size(), 2) - 1);
   // Tensor ids 0 .. num_pool + 2 * num_ops - 1, and one more code for "no tensor".
   tensor_bits_ = std::bit_width(s.num_pool() + 2 * static_cast<size_t>(num_ops));
-  fits_ = num_ops >= 1 && num_ops <= kMaxOps && num_ops * (variant_bits_ + 2 * tensor_bits_) <= 64;
+  fits_ =
+      num_ops >= 1 && num_ops <= kMaxOps && num_ops * (variant_bits_ + arity_ * tensor_bits_) <= 64;
 }
 
 uint64_t GraphPacker::pack(const CompactGraph& g) const {
@@ -42,8 +43,11 @@ uint64_t GraphPacker::pack(const CompactGraph& g) const {
   uint64_t code = 0;
   for (int k = 0; k < num_ops_; ++k) {
     code = code << variant_bits_ | g.ops[static_cast<size_t>(k)].variant;
-    for (TensorId t : g.ops[static_cast<size_t>(k)].in)
+    const auto& in = g.ops[static_cast<size_t>(k)].in;
+    for (int i = 0; i < arity_; ++i) {
+      TensorId t = in[static_cast<size_t>(i)];
       code = code << tensor_bits_ | (t == kNoTensor ? none : uint64_t{t});
+    }
   }
   return code;
 }
@@ -54,7 +58,7 @@ CompactGraph GraphPacker::unpack(uint64_t code) const {
   g.num_ops = static_cast<uint8_t>(num_ops_);
   for (int k = num_ops_ - 1; k >= 0; --k) {
     GraphOp& op = g.ops[static_cast<size_t>(k)];
-    for (int i = kMaxArity - 1; i >= 0; --i) {
+    for (int i = arity_ - 1; i >= 0; --i) {
       uint64_t t = code & none;
       code >>= tensor_bits_;
       op.in[static_cast<size_t>(i)] = t == none ? kNoTensor : static_cast<TensorId>(t);

@@ -15,10 +15,16 @@ namespace graphsub::gen {
 
 using TensorId = uint8_t;
 constexpr TensorId kNoTensor = 0xFF;
+// The inputs of an operator that reads none (a constant); unused slots stay kNoTensor.
+constexpr std::array<TensorId, kMaxArity> kNoInputs = [] {
+  std::array<TensorId, kMaxArity> a{};
+  a.fill(kNoTensor);
+  return a;
+}();
 
 struct GraphOp {
   uint16_t variant = 0;
-  std::array<TensorId, kMaxArity> in{kNoTensor, kNoTensor};
+  std::array<TensorId, kMaxArity> in = kNoInputs;
   friend bool operator==(const GraphOp&, const GraphOp&) = default;
   friend auto operator<=>(const GraphOp&, const GraphOp&) = default;
 };
@@ -32,7 +38,7 @@ struct CompactGraph {
   friend auto operator<=>(const CompactGraph&, const CompactGraph&) = default;
 };
 
-// Fingerprint and graph: what the enumerator emits, 32 bytes.
+// Fingerprint and graph: what the enumerator emits, 40 bytes.
 struct GraphRecord {
   uint64_t fp = 0;
   CompactGraph g;
@@ -41,8 +47,10 @@ struct GraphRecord {
 // Graphs of exactly `num_ops` operators in 64 bits, for storing the largest graphs (most of
 // the enumeration) at 16 bytes a record. Fields are packed most significant first in the
 // order CompactGraph compares them (variant, then inputs, operator by operator; no input is
-// the largest code), so packed codes compare like the graphs they encode. The terminal flag
-// is not kept: the caller keeps terminal graphs apart.
+// the largest code), so packed codes compare like the graphs they encode. Each operator keeps
+// as many input fields as the space's widest variant reads (the slots past it are always
+// empty), so a space of binary operators packs as it did before ternary ones existed. The
+// terminal flag is not kept: the caller keeps terminal graphs apart.
 class GraphPacker {
  public:
   GraphPacker(const Space& s, int num_ops);
@@ -53,6 +61,7 @@ class GraphPacker {
 
  private:
   int num_ops_;
+  int arity_;  // input fields per operator
   int variant_bits_, tensor_bits_;
   bool fits_;
 };

@@ -13,6 +13,7 @@ Enumerator::Enumerator(const Space& s, int min_emit_ops, const FingerprintSet* p
       ev_(s.variants),
       p_(s.num_pool()),
       prefix_variables_(prefix_variables),
+      join_(std::max(1, s.max_arity() - 1)),
       min_emit_ops_(min_emit_ops),
       pieces_(pieces) {
   size_t n = p_ + 2 * kMaxOps;
@@ -69,13 +70,23 @@ bool Enumerator::readable(TensorId t, uint16_t reader, int slot) const {
   return false;
 }
 
+namespace {
+// An operator application's key in the canonical order: variant, then input ids (an empty
+// slot is 0xFF, the largest), most significant first.
+uint64_t application_key(uint16_t v, const Inputs& in) {
+  return uint64_t{v} << 24 | uint64_t{in[0]} << 16 | uint64_t{in[1]} << 8 | in[2];
+}
+}  // namespace
+
 template <class Visit>
 void Enumerator::for_each_application(Visit&& visit) {
   // How many components the next operator must join so that the graph can still become
-  // connected: 0 (anything goes), 1 (it must read an operator output) or 2 (outputs of two
-  // different components, so it must be binary). More cannot be joined by one operator.
-  const int need = num_comps_[depth_] - (s_.max_ops - depth_ - 1);
-  if (need > 2) return;
+  // connected. Each later operator joins at most join_ + 1 components into one, so
+  // num_comps - join_ * (operators left after this one) must be joined now: 0 or fewer
+  // (anything goes), 1 (it must read an operator output), or more (outputs of that many
+  // different components, so it reads at least that many tensors).
+  const int need = num_comps_[depth_] - join_ * (s_.max_ops - depth_ - 1);
+  if (need > kMaxArity) return;
   const size_t first_op_tensor = p_;  // live_[p_..] are operator outputs, by producer
   const size_t n_live = live_.size();
   // Canonical order: the key of the new operator must exceed the keys of every operator
@@ -96,29 +107,33 @@ void Enumerator::for_each_application(Visit&& visit) {
       preds_used |= class_pred_mask_[static_cast<size_t>(std::countr_zero(m))];
   auto pool_bit = [&](TensorId t) { return t < p_ ? uint64_t{1} << t : 0; };
   auto pool_pred = [&](TensorId t) { return t < p_ ? class_pred_mask_[t] : 0; };
-  auto prefix_ok = [&](TensorId a, TensorId b) {
+  auto prefix_ok = [&](const Inputs& in) {
     if (!prefix) return true;
-    uint64_t used = used_pool_ | pool_bit(a) | pool_bit(b);
-    return ((preds_used | pool_pred(a) | pool_pred(b)) & ~used) == 0;
+    uint64_t used = used_pool_, preds = preds_used;
+    for (TensorId t : in) {
+      used |= pool_bit(t);
+      preds |= pool_pred(t);
+    }
+    return (preds & ~used) == 0;
   };
 
   const size_t nv = s_.variants.size();
   for (size_t v = 0; v < nv; ++v) {
     const GenOp& op = s_.variants[v];
     auto vid = static_cast<uint16_t>(v);
-    const uint32_t vkey = uint32_t{vid} << 16;
     if (op.alias_of >= 0) continue;
     if (op.arity == 0) {
-      if (need <= 0 && order[0] <= (vkey | 0xFFFFu) && prefix_ok(kNoTensor, kNoTensor))
-        visit(vid, kNoTensor, kNoTensor);
+      if (need <= 0 && order[0] <= application_key(vid, kNoInputs) && prefix_ok(kNoInputs))
+        visit(vid, kNoInputs);
     } else if (op.arity == 1) {
       if (need > 1) continue;
       for (size_t i = need > 0 ? first_op_tensor : 0; i < n_live; ++i) {
-        TensorId a = live_[i];
-        if (order[producer(a) + 1] > (vkey | uint32_t{a} << 8 | kNoTensor)) continue;
-        if (readable(a, vid, 0) && prefix_ok(a, kNoTensor)) visit(vid, a, kNoTensor);
+        const Inputs in{live_[i], kNoTensor, kNoTensor};
+        if (order[producer(in[0]) + 1] > application_key(vid, in)) continue;
+        if (readable(in[0], vid, 0) && prefix_ok(in)) visit(vid, in);
       }
-    } else {
+    } else if (op.arity == 2) {
+      if (need > 2) continue;
       for (size_t i = need > 1 ? first_op_tensor : 0; i < n_live; ++i) {
         TensorId a = live_[i];
         if (!readable(a, vid, 0)) continue;
@@ -129,54 +144,88 @@ void Enumerator::for_each_application(Visit&& visit) {
         if (need > 1 || (need > 0 && i < first_op_tensor)) j0 = std::max(j0, first_op_tensor);
         // Second operands produced no later than `a` share its order bound: when even the
         // largest key of this variant and `a` is below it, only later ones can follow.
-        if (order[pa + 1] > (vkey | uint32_t{a} << 8 | 0xFFu)) j0 = std::max(j0, live_after(pa));
+        if (order[pa + 1] > application_key(vid, {a, kNoTensor, kNoTensor}))
+          j0 = std::max(j0, live_after(pa));
         for (size_t j = j0; j < n_live; ++j) {
-          TensorId b = live_[j];
-          const int pb = producer(b);
-          if (order[std::max(pa, pb) + 1] > (vkey | uint32_t{a} << 8 | b)) continue;
+          const Inputs in{a, live_[j], kNoTensor};
+          const int pb = producer(in[1]);
+          if (order[std::max(pa, pb) + 1] > application_key(vid, in)) continue;
           if (need > 1 && comp[pa] == comp[pb]) continue;
-          if (b == a || !readable(b, vid, 1) || !prefix_ok(a, b)) continue;
-          visit(vid, a, b);
+          if (in[1] == a || !readable(in[1], vid, 1) || !prefix_ok(in)) continue;
+          visit(vid, in);
+        }
+      }
+    } else {
+      // Three distinct tensors; few variants read three, so only the cheap tests prune.
+      for (size_t i = 0; i < n_live; ++i) {
+        TensorId a = live_[i];
+        if (!readable(a, vid, 0)) continue;
+        for (size_t j = 0; j < n_live; ++j) {
+          TensorId b = live_[j];
+          if (b == a || !readable(b, vid, 1)) continue;
+          for (size_t k = 0; k < n_live; ++k) {
+            const Inputs in{a, b, live_[k]};
+            if (in[2] == a || in[2] == b) continue;
+            const int last = std::max({producer(a), producer(b), producer(in[2])});
+            if (order[last + 1] > application_key(vid, in)) continue;
+            if (need > 0 && components_read(in) < need) continue;
+            if (!readable(in[2], vid, 2) || !prefix_ok(in)) continue;
+            visit(vid, in);
+          }
         }
       }
     }
   }
 }
 
+int Enumerator::components_read(const Inputs& in) const {
+  const auto& comp = comp_[depth_];
+  int8_t seen[kMaxArity];
+  int n = 0;
+  for (TensorId t : in) {
+    if (t == kNoTensor) continue;
+    int pr = slots_[t].producer;
+    if (pr < 0) continue;
+    int8_t c = comp[pr];
+    if (std::find(seen, seen + n, c) == seen + n) seen[n++] = c;
+  }
+  return n;
+}
+
 // Checks on the last operator that need no values: outputs not all computed from weights.
 // (The order of operators, joining components and the prefix of pool tensors are checked by
 // for_each_application, which proposes every operator pushed after the first.)
-bool Enumerator::leaf_admissible(const GenOp& op, const TensorId* ins) const {
+bool Enumerator::leaf_admissible(const GenOp& op, const Inputs& ins) const {
   bool out_weights = true;
   for (int i = 0; i < op.arity; ++i) out_weights = out_weights && slots_[ins[i]].weight_only;
   for (size_t i = p_; out_weights && i < live_.size(); ++i) {
     TensorId t = live_[i];
-    if (!readers_[t] && t != ins[0] && t != ins[1]) out_weights = slots_[t].weight_only;
+    if (!readers_[t] && std::find(ins.begin(), ins.end(), t) == ins.end())
+      out_weights = slots_[t].weight_only;
   }
   return !out_weights;
 }
 
-bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
+bool Enumerator::push(uint16_t v, const Inputs& ins) {
   const GenOp& op = s_.variants[v];
   // The canonical order was checked by for_each_application (the first operator has none).
-  const uint32_t key = uint32_t{v} << 16 | uint32_t{a} << 8 | b;
+  const uint64_t key = application_key(v, ins);
 
-  TensorId ins[kMaxArity] = {a, b};
   // Components of the operator graph: the new operator joins those of the operators it reads.
-  // Each later operator can join at most two components into one, so a graph that cannot
-  // become connected within max_ops is dropped here, before its kernel runs.
+  // Each later operator can join at most join_ + 1 components into one, so a graph that
+  // cannot become connected within max_ops is dropped here, before its kernel runs.
   auto comp = comp_[depth_];
   int merged = 0;
-  int8_t joined[kMaxArity] = {-1, -1};
+  int8_t joined[kMaxArity] = {-1, -1, -1};
   for (int i = 0; i < op.arity; ++i) {
     int pr = slots_[ins[i]].producer;
     if (pr < 0) continue;
     int8_t c = comp[pr];
-    if (c == joined[0] || c == joined[1]) continue;
+    if (std::find(joined, joined + merged, c) != joined + merged) continue;
     joined[merged++] = c;
   }
   int comps = num_comps_[depth_] + 1 - merged;
-  if (comps - 1 > s_.max_ops - (depth_ + 1)) return false;
+  if (comps - 1 > join_ * (s_.max_ops - (depth_ + 1))) return false;
   bool leaf = depth_ + 1 == s_.max_ops;
   if (leaf && !leaf_admissible(op, ins)) return false;
 
@@ -194,8 +243,9 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
   uint32_t* out_ptrs[kMaxOutputs] = {nullptr, nullptr};
   std::array<uint64_t, kMaxOutputs> hashes{};
   // The last operator is only hashed: repeats come from the memo.
-  uint64_t ha = a == kNoTensor ? 0 : slots_[a].hash, hb = b == kNoTensor ? 0 : slots_[b].hash;
-  if (!leaf || !memo_.find(v, ha, hb, hashes)) {
+  std::array<uint64_t, kMaxArity> in_hashes{};
+  for (int i = 0; i < op.arity; ++i) in_hashes[i] = slots_[ins[i]].hash;
+  if (!leaf || !memo_.find(v, in_hashes, hashes)) {
     for (int o = 0; o < ap.num_out; ++o) {
       bufs[o].resize(static_cast<size_t>(ev_.types().numel(ap.out[o])));
       out_ptrs[o] = bufs[o].data();
@@ -207,11 +257,11 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
     for (int o = 0; o < ap.num_out; ++o)
       hashes[o] =
           value_hash(ev_.types().hash(ap.out[o]), out_ptrs[o], ev_.types().numel(ap.out[o]));
-    if (leaf) memo_.store(v, ha, hb, hashes);
+    if (leaf) memo_.store(v, in_hashes, hashes);
   }
 
-  const auto cone = static_cast<uint8_t>(1u << depth_ | (a == kNoTensor ? 0 : slots_[a].cone) |
-                                         (b == kNoTensor ? 0 : slots_[b].cone));
+  auto cone = static_cast<uint8_t>(1u << depth_);
+  for (int i = 0; i < op.arity; ++i) cone |= slots_[ins[i]].cone;
   const auto cone_ops = static_cast<uint32_t>(std::popcount(cone));
   // Representatives looked up below: their slots start loading now (a large table).
   const bool rep_lookup = reps_ && (!leaf || cone_ops < static_cast<uint32_t>(depth_ + 1));
@@ -237,8 +287,7 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
   bool redundant[kMaxOutputs] = {false, false};
   for (int o = 0; o < ap.num_out && (collect_ || reps_); ++o) {
     uint64_t k = (uint64_t{v} << 8 | static_cast<uint64_t>(o)) * 0x9e3779b97f4a7c15ull;
-    uint64_t in_hash[kMaxArity] = {0, 0};
-    for (int i = 0; i < op.arity; ++i) in_hash[i] = slots_[ins[i]].hash;
+    std::array<uint64_t, kMaxArity> in_hash = in_hashes;
     if (op.commutative && in_hash[0] > in_hash[1]) std::swap(in_hash[0], in_hash[1]);
     for (int i = 0; i < op.arity; ++i) k = (k ^ in_hash[i]) * 0xff51afd7ed558ccdull + 1;
     terms[o] = k ^ (k >> 29);
@@ -275,12 +324,13 @@ bool Enumerator::push(uint16_t v, TensorId a, TensorId b) {
       used_pool_ |= uint64_t{1} << ins[i];
   }
   for (int k = 0; k < depth_; ++k)
-    if (comp[k] == joined[0] || comp[k] == joined[1]) comp[k] = static_cast<int8_t>(depth_);
+    if (std::find(joined, joined + merged, comp[k]) != joined + merged)
+      comp[k] = static_cast<int8_t>(depth_);
   comp[depth_] = static_cast<int8_t>(depth_);
   comp_[depth_ + 1] = comp;
   num_comps_[depth_ + 1] = comps;
 
-  ops_[depth_] = GraphOp{v, {a, b}};
+  ops_[depth_] = GraphOp{v, ins};
   auto& order = order_bound_[depth_ + 1];
   for (int k = 0; k <= depth_; ++k) order[k] = std::max(order_bound_[depth_][k], key + 1);
   order[depth_ + 1] = 0;
@@ -374,8 +424,8 @@ void merge_reps(ValueReps& into, const ValueReps& from) {
 }
 
 void Enumerator::expand() {
-  for_each_application([&](uint16_t v, TensorId a, TensorId b) {
-    if (!push(v, a, b)) return;
+  for_each_application([&](uint16_t v, const Inputs& in) {
+    if (!push(v, in)) return;
     emit();
     if (depth_ < s_.max_ops) expand();
     pop();
@@ -385,9 +435,9 @@ void Enumerator::expand() {
 std::vector<RootTask> Enumerator::root_tasks() {
   std::vector<RootTask> tasks;
   num_comps_[0] = 0;
-  for_each_application([&](uint16_t v, TensorId a, TensorId b) {
-    if (!push(v, a, b)) return;
-    tasks.push_back(RootTask{v, {a, b}});
+  for_each_application([&](uint16_t v, const Inputs& in) {
+    if (!push(v, in)) return;
+    tasks.push_back(RootTask{v, in});
     pop();
   });
   return tasks;
@@ -396,7 +446,7 @@ std::vector<RootTask> Enumerator::root_tasks() {
 void Enumerator::run_task(const RootTask& task, GraphSink& out) {
   out_ = &out;
   num_comps_[0] = 0;
-  if (!push(task.variant, task.in[0], task.in[1])) return;
+  if (!push(task.variant, task.in)) return;
   emit();
   if (depth_ < s_.max_ops) expand();
   pop();

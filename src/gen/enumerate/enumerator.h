@@ -69,10 +69,13 @@ class VectorSink : public GraphSink {
   void add_request(const SplitRequest& q) override { requests.push_back(q); }
 };
 
+// The tensors an operator application reads, kNoTensor past its arity.
+using Inputs = std::array<TensorId, kMaxArity>;
+
 // A first operator application: the unit of parallel work.
 struct RootTask {
   uint16_t variant = 0;
-  std::array<TensorId, kMaxArity> in{kNoTensor, kNoTensor};
+  Inputs in = kNoInputs;
 };
 
 struct EnumStats {
@@ -141,8 +144,10 @@ class Enumerator {
   template <class Visit>
   void for_each_application(Visit&& visit);
   bool readable(TensorId t, uint16_t reader, int slot) const;
-  bool push(uint16_t v, TensorId a, TensorId b);
-  bool leaf_admissible(const GenOp& op, const TensorId* ins) const;
+  // Distinct components of the operator graph whose outputs `in` reads.
+  int components_read(const Inputs& in) const;
+  bool push(uint16_t v, const Inputs& ins);
+  bool leaf_admissible(const GenOp& op, const Inputs& ins) const;
   void pop();
   void emit();
   void expand();
@@ -159,11 +164,13 @@ class Enumerator {
   std::vector<uint8_t> uses_;              // reads of each pool tensor
   uint64_t used_pool_ = 0;                 // pool tensors read, as bits (with prefix_variables)
   bool prefix_variables_;
+  // Components one operator can join beyond its own (its most inputs, less one; at least 1).
+  int join_;
   int depth_ = 0;
   std::array<GraphOp, kMaxOps> ops_{};
   // order_bound_[d][j]: one more than the largest key (variant, inputs) of operators j..d-1
   // of a graph of d operators, 0 for none (for_each_application).
-  std::array<std::array<uint32_t, kMaxOps + 2>, kMaxOps + 1> order_bound_{};
+  std::array<std::array<uint64_t, kMaxOps + 2>, kMaxOps + 1> order_bound_{};
   std::array<size_t, kMaxOps> live_start_{};  // index in live_ of each operator's first output
   std::array<std::array<int8_t, kMaxOps>, kMaxOps + 1> comp_{};
   std::array<int, kMaxOps + 1> num_comps_{};

@@ -102,8 +102,9 @@ EvaluatedGraph GraphEvaluator::evaluate_float(const CompactGraph& g) {
     const GenOp& op = s_.variants[gop.variant];
     TypeId in_t[kMaxArity];
     const float* in_f[kMaxArity];
-    uint32_t in_term[kMaxArity] = {kNoTerm, kNoTerm};
-    bool known = true;  // every input a memoized term (or a pool tensor)
+    uint32_t in_term[kMaxArity] = {kNoTerm, kNoTerm, kNoTerm};
+    // Every input a memoized term (or a pool tensor); the memo's terms have at most two.
+    bool known = op.arity <= 2;
     for (int i = 0; i < op.arity; ++i) {
       TensorId t = gop.in[i];
       if (!computed_before(p, t, k)) return r;

@@ -25,7 +25,15 @@ TypeId TypeTable::intern(const TensorType& t) {
 }
 
 const Applied& Evaluator::apply(uint32_t v, std::span<const TypeId> in) {
-  static_assert(kMaxArity == 2, "the index has one row per variant and first input type");
+  static_assert(kMaxArity == 3, "rows index up to two inputs, triples_ three");
+  if (in.size() == 3) {
+    const uint64_t key =
+        (uint64_t{v} + 1) << 48 | uint64_t{in[0]} << 32 | uint64_t{in[1]} << 16 | in[2];  // never 0
+    if (const uint32_t* at = triples_.find(key)) return applied_[*at - 1];
+    const Applied& a = resolve(v, in);
+    triples_.insert(key, static_cast<uint32_t>(applied_.size()));  // a is applied_.back()
+    return a;
+  }
   const uint64_t row_key = (uint64_t{v} + 1) << 16 | (in.empty() ? 0xFFFFu : in[0]);  // never 0
   const size_t col = in.size() > 1 ? size_t{in[1]} + 1 : 0;
   const uint32_t* row_idx = rows_.find(row_key);

@@ -72,6 +72,8 @@ class Evaluator {
   // lookups walk along one short row instead of missing the caches in a large hash table.
   FlatMap64 rows_;
   std::deque<std::vector<uint32_t>> row_data_;
+  // Applications of three inputs (few variants): index + 1 into applied_ by (variant, types).
+  FlatMap64 triples_;
   std::deque<Applied> applied_;
 };
 

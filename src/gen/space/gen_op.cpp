@@ -139,8 +139,8 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
       base.arity = def->max_inputs < 0 ? std::max(def->min_inputs, 2) : def->min_inputs;
       if (base.arity < 1 || base.arity > kMaxArity)
         throw Error(
-            fmt::format("operator '{}' takes {} tensor inputs; the generator handles 1 or 2", name,
-                        base.arity));
+            fmt::format("operator '{}' takes {} tensor inputs; the generator handles 1 to {}", name,
+                        base.arity, kMaxArity));
     }
     set_slot_rules(base);
 

@@ -22,20 +22,22 @@ enum class SlotRule : uint8_t {
   PoolWeight,  // a weight of the pool itself ("enlarge only on inputs")
 };
 
-constexpr int kMaxArity = 2;
+// Tensor inputs an enumerated operator may read: three for the runtimes' fused kernels (a skip
+// normalization's input, skip and gain; attention's q, k and v).
+constexpr int kMaxArity = 3;
 constexpr int kMaxOutputs = 2;
 
 struct GenOp {
   const OpDef* def = nullptr;
-  std::string name;                // axiom name: "conv", "split", "cpool"
-  std::vector<AxiomParam> params;  // one value per def->axiom_params
-  Attrs const_attrs;               // constants only: complete attributes
-  Attrs alt_const_attrs;           // the same, sized for the re-test pool (alt_shape)
-  int arity = 0;                   // tensor inputs
-  int num_outputs = 1;             // split has two
-  std::array<SlotRule, kMaxArity> slots{SlotRule::Any, SlotRule::Any};
-  bool commutative = false;  // found by testing: op(a,b) == op(b,a)
-  int alias_of = -1;         // found by testing: a lower variant computing the same
+  std::string name;                         // axiom name: "conv", "split", "cpool"
+  std::vector<AxiomParam> params;           // one value per def->axiom_params
+  Attrs const_attrs;                        // constants only: complete attributes
+  Attrs alt_const_attrs;                    // the same, sized for the re-test pool (alt_shape)
+  int arity = 0;                            // tensor inputs
+  int num_outputs = 1;                      // split has two
+  std::array<SlotRule, kMaxArity> slots{};  // SlotRule::Any
+  bool commutative = false;                 // found by testing: op(a,b) == op(b,a)
+  int alias_of = -1;                        // found by testing: a lower variant computing the same
   // Constants only: the operators (and input slots) that may read this constant, the ones the
   // rule language sizes it from (a conv kernel, a matmul operand, an ewmul/ewadd partner).
   std::vector<std::pair<std::string, int>> readers;

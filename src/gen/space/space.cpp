@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "gen/space/evaluator.h"
 
@@ -136,6 +138,12 @@ Space make_space(std::vector<GenOp> variants, std::vector<PoolTensor> pool, int 
       }
     }
   return s;
+}
+
+int Space::max_arity() const {
+  int a = 1;
+  for (const GenOp& v : variants) a = std::max(a, v.arity);
+  return a;
 }
 
 }  // namespace graphsub::gen

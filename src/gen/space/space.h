@@ -43,6 +43,8 @@ struct Space {
   bool minimal_reads = false;
 
   size_t num_pool() const { return pool.size(); }
+  // The most tensor inputs of any variant (at least 1).
+  int max_arity() const;
 };
 
 // Builds the space and decides, by testing on the pool's values in exact integer arithmetic,
