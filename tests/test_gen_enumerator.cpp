@@ -447,6 +447,43 @@ TEST(GenEnumerator, TwoOrdersOfAnOperandAreOneGraphForCommutativeOperators) {
   EXPECT_FALSE(s.variants[static_cast<size_t>(matmul)].commutative);
 }
 
+// ONNX Runtime's skip normalizations read three tensors and write two (the norm and the sum);
+// the space tests them for aliases over triples of pool tensors, and the evaluator refuses an
+// application with fewer inputs than the kernel reads.
+TEST(GenEnumerator, SkipNormalizationsReadThreeTensorsAndWriteTwo) {
+  ParamDomains d = small_domains();
+  d["eps"] = {std::string("1e-05")};
+  Space s = make_test_space(
+      {"ewadd", "ort_skip_layernorm", "ort_skip_simplified_layernorm"},
+      {{"x1", {2, 4}, Role::Data}, {"x2", {2, 4}, Role::Data}, {"g1", {4}, Role::Weight}}, 2, d);
+  EXPECT_TRUE(s.aliases.empty());
+  int skip_variant = -1;
+  for (size_t v = 0; v < s.variants.size(); ++v)
+    if (s.variants[v].name.starts_with("ort_skip")) {
+      EXPECT_EQ(s.variants[v].arity, 3);
+      EXPECT_EQ(s.variants[v].num_outputs, 2);
+      if (skip_variant < 0) skip_variant = static_cast<int>(v);
+    }
+  ASSERT_GE(skip_variant, 0);
+  GraphEvaluator ev(s);
+  size_t with_skip = 0;
+  for (auto& r : enumerate_all(s)) {
+    if (r.g.num_ops == 0) continue;
+    EvaluatedGraph e = ev.evaluate(r.g, false);
+    ASSERT_TRUE(e.ok) << graph_str(s, r.g);
+    EXPECT_EQ(r.fp, combine_output_hashes(e.output_hashes)) << graph_str(s, r.g);
+    for (int k = 0; k < r.g.num_ops; ++k)
+      with_skip += s.variants[r.g.ops[k].variant].num_outputs == 2;
+  }
+  EXPECT_GT(with_skip, 10u);
+  Evaluator& x = ev.evaluator();
+  TensorType m;
+  m.shape = {2, 4};
+  TypeId t = x.types().intern(m);
+  const TypeId two[2] = {t, t};
+  EXPECT_FALSE(x.apply(static_cast<uint32_t>(skip_variant), two).ok);
+}
+
 TEST(GenEnumerator, AliasesAreFoundByTesting) {
   ParamDomains d = testing::small_domains();
   d["kernel"] = {int64_t{1}};

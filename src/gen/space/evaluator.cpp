@@ -57,6 +57,9 @@ const Applied& Evaluator::resolve(uint32_t v, std::span<const TypeId> in) {
   Applied a;
   for (TypeId t : in) a.in_types.push_back(types_.type(t));
   try {
+    // An operator's kernel reads exactly its arity's inputs.
+    if (static_cast<int>(in.size()) != op.arity)
+      throw Error(fmt::format("{} takes {} inputs, not {}", op.label(), op.arity, in.size()));
     Attrs attrs;
     if (op.arity == 0)
       attrs = alt_ ? op.alt_const_attrs : op.const_attrs;

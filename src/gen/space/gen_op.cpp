@@ -131,7 +131,9 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
     GenOp base;
     base.def = def;
     base.name = name;
-    base.num_outputs = name == "split" ? 2 : 1;
+    // Split's halves, a skip normalization's norm and sum: each output has its own name in
+    // the language.
+    base.num_outputs = def->axiom_outputs.empty() ? 1 : static_cast<int>(def->axiom_outputs.size());
     if (def->cls == OpClass::Source) {
       base.arity = 0;
     } else {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "core/error.h"
 #include "gen/space/evaluator.h"
@@ -82,14 +83,20 @@ bool test_alias(uint32_t v, uint32_t u, Evaluator& ev, const Space& s,
     }
     return true;
   };
-  for (size_t i = 0; i < n; ++i) {
-    if (a.arity == 1) {
-      if (!check({i})) return false;
-      continue;
+  // Every choice of distinct pool tensors, one per input.
+  std::vector<size_t> in;
+  std::function<bool()> each = [&]() -> bool {
+    if (static_cast<int>(in.size()) == a.arity) return check(in);
+    for (size_t i = 0; i < n; ++i) {
+      if (std::find(in.begin(), in.end(), i) != in.end()) continue;
+      in.push_back(i);
+      bool same = each();
+      in.pop_back();
+      if (!same) return false;
     }
-    for (size_t j = 0; j < n; ++j)
-      if (i != j && !check({i, j})) return false;
-  }
+    return true;
+  };
+  if (!each()) return false;
   found.variant = v;
   found.same_as = u;
   return seen;

@@ -17,7 +17,11 @@ constexpr int kMaxPool = 40;  // pool tensors (tensor ids must fit a byte)
 // one is left out of the enumeration, and the equality is kept as one candidate.
 struct Alias {
   uint32_t variant = 0, same_as = 0;
-  std::array<uint8_t, 2> example{0xFF, 0xFF};  // pool tensors it was seen on
+  std::array<uint8_t, kMaxArity> example = [] {  // pool tensors it was seen on
+    std::array<uint8_t, kMaxArity> e{};
+    e.fill(0xFF);
+    return e;
+  }();
 };
 
 struct Space {
