@@ -77,6 +77,28 @@ TEST(GenRegenerate, TheOrtFusedLibraryReproducesFromItsHeader) {
   expect_regenerated(flags, "rules/ort_fused", {".rules"});
 }
 
+// Every fused operator the library is generated for (--with-ops in its header) is introduced
+// by at least one of its rules: an operator the enumerator cannot apply (three tensor inputs
+// once, a skip normalization's unread sum) would leave the list with no rule and no error.
+TEST(GenRegenerate, EveryFusedOperatorOfTheOrtLibraryHasARule) {
+  std::string text = read(std::string(GRAPHSUB_SOURCE_DIR) + "/rules/ort_fused.rules");
+  const std::string flag = "--with-ops ";
+  auto at = text.find(flag);
+  ASSERT_NE(at, std::string::npos);
+  std::string list =
+      text.substr(at + flag.size(), text.find(' ', at + flag.size()) - at - flag.size());
+  std::string body = text.substr(text.find("(equality"));
+  int ops = 0;
+  for (size_t b = 0, e; b < list.size(); b = e + 1) {
+    e = std::min(list.find(',', b), list.size());
+    std::string op = list.substr(b, e - b);
+    ++ops;
+    EXPECT_NE(body.find("(" + op + " "), std::string::npos) << op << " is in no rule";
+  }
+  EXPECT_GE(ops, 7);
+  EXPECT_NE(body.find("(ort_skip_layernorm ?p_eps ?a ?b ?c)"), std::string::npos);
+}
+
 // The prover is bounded by Z3's resource count, not by time: where the limit stops proofs
 // (--rlimit 400 stops some), what it stops does not depend on threads or timing.
 TEST(GenRegenerate, AResourceLimitThatStopsProofsStopsTheSameOnesOnAnyThreads) {

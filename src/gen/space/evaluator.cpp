@@ -67,7 +67,9 @@ const Applied& Evaluator::resolve(uint32_t v, std::span<const TypeId> in) {
       attrs = op.def->params_to_attrs(op.params, a.in_types);
     a.attrs = normalize_attrs(*op.def, std::move(attrs));
     a.out_types = op.def->infer(a.attrs, a.in_types);
-    if (static_cast<int>(a.out_types.size()) != op.num_outputs)
+    // A variant may expose fewer outputs than its kernel writes (a skip normalization's norm
+    // without its sum, GenOp::num_outputs); the rest go to scratch buffers in run().
+    if (static_cast<int>(a.out_types.size()) < op.num_outputs)
       throw Error(fmt::format("{} produced {} outputs", op.label(), a.out_types.size()));
     // Only applications the rule language can express (transpose is 2-d there).
     if (op.arity > 0 && op.def->attrs_to_params && !op.def->attrs_to_params(a.attrs, a.in_types))
@@ -86,7 +88,8 @@ const Applied& Evaluator::resolve(uint32_t v, std::span<const TypeId> in) {
   // lower one applies, so graphs are not duplicated under another name.
   if (a.ok)
     for (uint32_t u = 0; u < v; ++u)
-      if (variants_[u].def == op.def && variants_[u].arity == op.arity) {
+      if (variants_[u].def == op.def && variants_[u].arity == op.arity &&
+          variants_[u].num_outputs == op.num_outputs) {
         const Applied& b = apply(u, in);
         if (b.ok && b.attrs == a.attrs) {
           a = Applied{};
@@ -107,7 +110,19 @@ void Evaluator::run(uint32_t v, const Applied& a, std::span<const T* const> in,
   else
     k = def.kernel_u32;
   if (!k) throw Error(fmt::format("operator {} has no reference kernel", def.name));
-  KernelIO<T> io{a.attrs, a.in_types, a.out_types, in, out};
+  if (a.out_types.size() <= out.size()) {
+    KernelIO<T> io{a.attrs, a.in_types, a.out_types, in, out};
+    k(io);
+    return;
+  }
+  // Outputs the variant does not expose are written to scratch and dropped.
+  std::vector<std::vector<T>> scratch(a.out_types.size() - out.size());
+  std::vector<T*> all(out.begin(), out.end());
+  for (size_t i = 0; i < scratch.size(); ++i) {
+    scratch[i].resize(static_cast<size_t>(a.out_types[out.size() + i].numel()));
+    all.push_back(scratch[i].data());
+  }
+  KernelIO<T> io{a.attrs, a.in_types, a.out_types, in, all};
   k(io);
 }
 

@@ -131,9 +131,13 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
     GenOp base;
     base.def = def;
     base.name = name;
-    // Split's halves, a skip normalization's norm and sum: each output has its own name in
-    // the language.
-    base.num_outputs = def->axiom_outputs.empty() ? 1 : static_cast<int>(def->axiom_outputs.size());
+    // Split's halves each have a name of their own in the language: both are outputs. An
+    // operator whose own name denotes its first output (a skip normalization's norm; its sum
+    // is ort_skip_layernorm_sum) is used for that output alone: the enumerator makes every
+    // unread output a graph output, so a node whose sum nothing reads would otherwise never
+    // equal the normalization of a sum.
+    const auto& named = def->axiom_outputs;
+    base.num_outputs = named.empty() || named[0] == name ? 1 : static_cast<int>(named.size());
     if (def->cls == OpClass::Source) {
       base.arity = 0;
     } else {

@@ -34,7 +34,7 @@ struct GenOp {
   Attrs const_attrs;                        // constants only: complete attributes
   Attrs alt_const_attrs;                    // the same, sized for the re-test pool (alt_shape)
   int arity = 0;                            // tensor inputs
-  int num_outputs = 1;                      // split and the skip normalizations have two
+  int num_outputs = 1;                      // outputs it exposes: split has two
   std::array<SlotRule, kMaxArity> slots{};  // SlotRule::Any
   bool commutative = false;                 // found by testing: op(a,b) == op(b,a)
   int alias_of = -1;                        // found by testing: a lower variant computing the same
