@@ -58,6 +58,7 @@ MODEL_TYPES = {
     "hf-marian-encoder": "bart", "hf-t5-encoder": "t5", "hf-gpt2": "gpt2", "hf-gpt2-kv": "gpt2",
     "hf-gpt-neox": "gpt_neox", "hf-phi": "phi", "hf-vit": "vit", "hf-deit": "vit",
     "hf-dinov2": "vit", "hf-clip-vision": "clip", "hf-siglip-vision": "clip",
+    "hf-swin": "swin", "hf-qwen3": "qwen3",
     "hf-whisper-encoder": "bert", "timm-vit": "vit", "timm-deit": "vit", "tv-vit": "vit",
 }
 
