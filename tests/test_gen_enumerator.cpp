@@ -484,6 +484,21 @@ TEST(GenEnumerator, SkipNormalizationsReadThreeTensorsAndExposeTheNorm) {
   EXPECT_FALSE(x.apply(static_cast<uint32_t>(skip_variant), two).ok);
 }
 
+// An operator of four tensor inputs (SkipLayerNormalization with beta, a longer form of the
+// language) beside binary ones: every graph exactly once, against the brute force.
+TEST(GenEnumerator, ProducesEveryGraphExactlyOnceWithFourInputOperators) {
+  ParamDomains d = small_domains();
+  d["eps"] = {std::string("1e-05")};
+  Space s = make_test_space({"ewadd", "ort_skip_layernorm_b"},
+                            {{"x1", {2, 4}, Role::Data},
+                             {"x2", {2, 4}, Role::Data},
+                             {"g1", {4}, Role::Weight},
+                             {"b1", {4}, Role::Weight}},
+                            2, d);
+  ASSERT_EQ(s.max_arity(), 4);
+  expect_every_graph_exactly_once(s, 20);
+}
+
 TEST(GenEnumerator, AliasesAreFoundByTesting) {
   ParamDomains d = testing::small_domains();
   d["kernel"] = {int64_t{1}};

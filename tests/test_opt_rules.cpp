@@ -9,7 +9,10 @@
 #include <map>
 
 #include "driver/data_paths.h"
+#include "ir/builder.h"
+#include "opt/match/graph_index.h"
 #include "opt/transforms/rule_library.h"
+#include "opt/transforms/rule_transform.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
@@ -131,6 +134,44 @@ TEST(OptRules, OrtFusedRulesAreGeneratedProvedAndNotLoadedByDefault) {
   std::getline(f, header);
   EXPECT_NE(header.find("graphsub generate --max-ops 2"), std::string::npos) << header;
   expect_all_proved("rules/ort_fused.rules", 50);
+}
+
+// A longer form (layernorm_b: LayerNormalization with its bias) matches only the nodes with
+// that many inputs, and the plain form only those without the optional input; the rule that
+// fuses the biased form writes SkipLayerNormalization with beta.
+TEST(OptRules, ALongerFormMatchesOnlyNodesWithItsOptionalInput) {
+  auto axioms = rules::load_rules(driver::shipped_axioms());
+  auto rs = rules::parse_rules(R"((rule skip-b (tensors ?x ?s ?g ?b) (params (?e eps))
+      (source (layernorm_b ?e (ewadd ?x ?s) ?g ?b)) (target (ort_skip_layernorm_b ?e ?x ?s ?g ?b)))
+    (rule skip (tensors ?x ?s ?g) (params (?e eps))
+      (source (layernorm ?e (ewadd ?x ?s) ?g)) (target (ort_skip_layernorm ?e ?x ?s ?g))))",
+                               "t.rules", &axioms);
+  ASSERT_EQ(rs.rules.size(), 2u);
+  opt::RuleTransform with_bias(rs.rules[0]), plain(rs.rules[1]);
+  auto count = [](const opt::Transform& t, const Graph& g, std::vector<size_t>* inputs) {
+    opt::GraphIndex ix(g);
+    size_t n = 0;
+    opt::apply_everywhere(t, ix, [&](opt::Candidate&& c) {
+      ++n;
+      for (NodeId id = 0; id < c.graph.num_slots(); ++id)
+        if (c.graph.alive(id) && c.graph.node(id).op->name == "ort_skip_layernorm")
+          inputs->push_back(c.graph.node(id).inputs.size());
+    });
+    return n;
+  };
+  for (bool bias : {true, false}) {
+    GraphBuilder b;
+    auto sum = b.ewadd(b.input("x", {2, 8}), b.input("s", {2, 8}));
+    std::vector<TensorRef> in{sum, b.weight("g", {8})};
+    if (bias) in.push_back(b.weight("b", {8}));
+    b.output("y", b.op("layernorm", in));
+    Graph g = b.finish();
+    std::vector<size_t> written;
+    EXPECT_EQ(count(with_bias, g, &written), bias ? 1u : 0u) << bias;
+    EXPECT_EQ(count(plain, g, &written), bias ? 0u : 1u) << bias;
+    ASSERT_EQ(written.size(), 1u);
+    EXPECT_EQ(written[0], bias ? 4u : 3u);  // x, skip, gamma (and beta)
+  }
 }
 
 }  // namespace

@@ -399,7 +399,7 @@ std::optional<std::vector<AxiomParam>> fused_matmul_attrs_to_params(const Attrs&
 // outputs, named in the language `name` and `name`_sum. ONNX Runtime's default epsilon for
 // both is 1e-12.
 template <const char* Norm>
-OpDef skip_norm_def(const char* name, int max_inputs) {
+OpDef skip_norm_def(const char* name, int max_inputs, std::vector<AxiomForm> forms = {}) {
   return {.name = name,
           .axiom_name = name,
           .min_inputs = 3,
@@ -413,7 +413,8 @@ OpDef skip_norm_def(const char* name, int max_inputs) {
           .axiom_params = {"eps"},
           .params_to_attrs = epsilon_params_to_attrs,
           .attrs_to_params = epsilon_attrs_to_params,
-          .axiom_outputs = {name, std::string(name) + "_sum"}};
+          .axiom_outputs = {name, std::string(name) + "_sum"},
+          .axiom_forms = std::move(forms)};
 }
 
 }  // namespace
@@ -464,7 +465,8 @@ void register_fused_ops(std::vector<OpDef>& defs) {
                   .axiom_params = {"scale", "trans", "trans"},
                   .params_to_attrs = fused_matmul_params_to_attrs,
                   .attrs_to_params = fused_matmul_attrs_to_params});
-  defs.push_back(skip_norm_def<kLayerNorm>("ort_skip_layernorm", 5));
+  // With beta (x, skip, gamma, beta): the form a LayerNormalization with a bias fuses into.
+  defs.push_back(skip_norm_def<kLayerNorm>("ort_skip_layernorm", 5, {{"ort_skip_layernorm_b", 4}}));
   defs.push_back(skip_norm_def<kRmsNorm>("ort_skip_simplified_layernorm", 4));
   defs.push_back(
       {.name = "ort_mha",

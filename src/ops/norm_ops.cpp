@@ -278,8 +278,8 @@ void register_norm_ops(std::vector<OpDef>& defs) {
        .standin = true,
        .attrs_to_params = last_axis_params});
   // In the axiom language both normalize over the last axis, with epsilon as the one
-  // parameter: (layernorm ?eps ?x ?scale) (the bias, optional, is left out) and
-  // (rms_norm ?eps ?x ?scale).
+  // parameter: (layernorm ?eps ?x ?scale), (layernorm_b ?eps ?x ?scale ?bias) with the
+  // optional bias, and (rms_norm ?eps ?x ?scale).
   defs.push_back(
       {.name = "layernorm",
        .axiom_name = "layernorm",
@@ -294,7 +294,8 @@ void register_norm_ops(std::vector<OpDef>& defs) {
        .standin = true,
        .axiom_params = {"eps"},
        .params_to_attrs = epsilon_params_to_attrs,
-       .attrs_to_params = last_axis_epsilon_params});
+       .attrs_to_params = last_axis_epsilon_params,
+       .axiom_forms = {{"layernorm_b", 3}}});
   defs.push_back(
       {.name = "rms_norm",
        .axiom_name = "rms_norm",

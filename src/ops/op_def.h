@@ -47,6 +47,13 @@ struct OpCost {
 using InferFn = std::vector<TensorType> (*)(const Attrs&, std::span<const TensorType>);
 using CostFn = OpCost (*)(const Attrs&, std::span<const TensorType>, std::span<const TensorType>);
 
+// A longer form of an operator in the axiom language: the operator with optional inputs
+// bound (a LayerNormalization's bias, a skip normalization's beta), under a name of its own.
+struct AxiomForm {
+  std::string name;     // "layernorm_b"
+  int num_tensors = 0;  // tensor inputs of the form (more than the operator's min_inputs)
+};
+
 enum class OpClass : uint8_t {
   Source,   // no inputs: graph input, weight, constant
   Compute,  // has reference semantics
@@ -90,7 +97,16 @@ struct OpDef {
   // split has {"split0", "split1"}, and the term (split1 a x) denotes output 1 of the IR
   // node. find_op_by_axiom_name resolves these names to the operator too.
   std::vector<std::string> axiom_outputs;
+  // Longer forms (AxiomForm): a node with a form's number of inputs is that form, one with
+  // min_inputs the plain axiom_name. A form of a multi-output operator names its outputs as
+  // axiom_outputs does, with the form's name in place of axiom_name
+  // ("ort_skip_layernorm_b_sum").
+  std::vector<AxiomForm> axiom_forms;
 };
+
+// The axiom name of output `k` of `form` of `op` (form.name itself for a one-output operator
+// or where output k is named by the operator's own axiom name).
+std::string axiom_form_output(const OpDef& op, const AxiomForm& form, size_t k);
 
 // The output an axiom name denotes: the index in op.axiom_outputs, or 0 for the operator's
 // own axiom name. Throws Error when the name belongs to neither.

@@ -38,6 +38,11 @@ struct Registry {
         throw Error(fmt::format("operator '{}' defined twice", p->name));
       if (!p->axiom_name.empty()) by_axiom.emplace(p->axiom_name, p);
       for (auto& out_name : p->axiom_outputs) by_axiom.emplace(out_name, p);
+      for (auto& form : p->axiom_forms) {
+        by_axiom.emplace(form.name, p);
+        for (size_t k = 0; k < p->axiom_outputs.size(); ++k)
+          by_axiom.emplace(axiom_form_output(*p, form, k), p);
+      }
       sorted.push_back(p);
     }
     std::sort(sorted.begin(), sorted.end(),
@@ -74,10 +79,22 @@ const std::vector<const OpDef*>& all_ops() {
   return registry().sorted;
 }
 
+std::string axiom_form_output(const OpDef& op, const AxiomForm& form, size_t k) {
+  if (k >= op.axiom_outputs.size()) return form.name;
+  const std::string& out = op.axiom_outputs[k];
+  if (out.starts_with(op.axiom_name)) return form.name + out.substr(op.axiom_name.size());
+  return form.name + "_" + out;
+}
+
 uint32_t axiom_output_index(const OpDef& op, std::string_view axiom_name) {
-  for (size_t i = 0; i < op.axiom_outputs.size(); ++i)
+  for (size_t i = 0; i < op.axiom_outputs.size(); ++i) {
     if (op.axiom_outputs[i] == axiom_name) return static_cast<uint32_t>(i);
+    for (const auto& form : op.axiom_forms)
+      if (axiom_form_output(op, form, i) == axiom_name) return static_cast<uint32_t>(i);
+  }
   if (!op.axiom_name.empty() && op.axiom_name == axiom_name) return 0;
+  for (const auto& form : op.axiom_forms)
+    if (form.name == axiom_name) return 0;
   throw Error(fmt::format("'{}' is not an axiom name of operator {}", axiom_name, op.name));
 }
 

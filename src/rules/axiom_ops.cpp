@@ -10,7 +10,8 @@ namespace graphsub::rules {
 namespace {
 
 // The language exposes a fixed-arity view of each operator: optional inputs (bias) are left
-// out, and a multi-output operator appears once per output under its OpDef::axiom_outputs name.
+// out, except in the longer forms an operator declares (OpDef::axiom_forms), and a
+// multi-output operator appears once per output under its OpDef::axiom_outputs name.
 std::vector<AxiomOp> build_ops() {
   std::vector<AxiomOp> ops;
   for (const OpDef* d : all_ops()) {
@@ -21,6 +22,18 @@ std::vector<AxiomOp> build_ops() {
     // Variadic operators (concat) are binary in the language.
     a.num_tensors =
         static_cast<size_t>(d->max_inputs < 0 ? std::max(d->min_inputs, 2) : d->min_inputs);
+    // Each longer form (optional inputs bound) is an operator of its own arity.
+    for (const AxiomForm& form : d->axiom_forms) {
+      AxiomOp f = a;
+      f.num_tensors = static_cast<size_t>(form.num_tensors);
+      f.name = form.name;
+      if (d->axiom_outputs.empty()) ops.push_back(f);
+      for (uint32_t k = 0; k < d->axiom_outputs.size(); ++k) {
+        f.name = axiom_form_output(*d, form, k);
+        f.output = k;
+        ops.push_back(f);
+      }
+    }
     if (!d->axiom_outputs.empty()) {
       // A multi-output operator appears once per named output: split0, split1.
       for (uint32_t k = 0; k < d->axiom_outputs.size(); ++k) {

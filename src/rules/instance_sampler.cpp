@@ -29,6 +29,8 @@ namespace {
 constexpr size_t kStepsPerSearch = 4096;
 // Results a thread's inference cache holds before it starts over (about 50 bytes each).
 constexpr size_t kInferenceCacheSize = 1 << 16;
+// Tensor arguments of one application (SkipLayerNormalization with beta has four).
+constexpr size_t kMaxTensorArgs = 4;
 
 // Shape inference of one application for given argument types, per thread and across rules:
 // the same operators over the same small shapes recur in rule after rule. Types and
@@ -47,11 +49,13 @@ class InferenceCache {
         .first->second;
   }
   struct Key {
-    uint64_t hi, lo;
+    uint64_t hi, lo, last;  // signature and first argument, the next two, the fourth
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
-    size_t operator()(const Key& k) const { return k.hi * 0x9E3779B97F4A7C15ull ^ k.lo; }
+    size_t operator()(const Key& k) const {
+      return (k.hi * 0x9E3779B97F4A7C15ull ^ k.lo) * 0xC2B2AE3D27D4EB4Full ^ k.last;
+    }
   };
   // The result type id (-1: ill-typed), computing it with `infer` when not known.
   template <class Infer>
@@ -186,8 +190,9 @@ class Sampler {
         for (int v : nodes_[static_cast<size_t>(a)].vars)
           if (std::find(n.vars.begin(), n.vars.end(), v) == n.vars.end()) n.vars.push_back(v);
       }
-      if (n.args.size() > 3)
-        throw Error(fmt::format("{}: {} has more than 3 tensor arguments", r_.name, t->name));
+      if (n.args.size() > kMaxTensorArgs)
+        throw Error(fmt::format("{}: {} has more than {} tensor arguments", r_.name, t->name,
+                                kMaxTensorArgs));
     }
     nodes_.push_back(std::move(n));
     int id = static_cast<int>(nodes_.size()) - 1;
@@ -202,12 +207,12 @@ class Sampler {
       types_[i] = vars_[static_cast<size_t>(n.var)].ids[static_cast<size_t>(choice_[n.var])];
       return true;
     }
-    uint64_t arg_ids[3] = {0, 0, 0};  // type id + 1 of each tensor argument, 0: a constant
+    uint64_t arg_ids[kMaxTensorArgs] = {};  // type id + 1 of each tensor argument, 0: constant
     for (size_t k = 0; k < n.args.size(); ++k)
       if (n.args[k] >= 0)
         arg_ids[k] = static_cast<uint64_t>(types_[static_cast<size_t>(n.args[k])]) + 1;
-    InferenceCache::Key key{uint64_t{n.signature} << 32 | arg_ids[0],
-                            arg_ids[1] << 32 | arg_ids[2]};
+    InferenceCache::Key key{uint64_t{n.signature} << 32 | arg_ids[0], arg_ids[1] << 32 | arg_ids[2],
+                            arg_ids[3]};
     types_[i] = cache_.result(key, [&] {
       std::vector<std::optional<TensorType>> args;
       for (int a : n.args)

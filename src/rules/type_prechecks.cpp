@@ -33,9 +33,10 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
   // Normalizations over the last axis and the bias activations: each vector argument (scale,
   // bias) is as long as the data arguments' last axis (the skip normalizations have two data
   // arguments). Without this key a three-tensor operator would be tried on every triple.
-  bool skip = n == "ort_skip_layernorm" || n == "ort_skip_simplified_layernorm";
-  if (skip || n == "layernorm" || n == "rms_norm" || n == "ort_simplified_layernorm" ||
-      n == "ort_bias_gelu") {
+  bool skip = n == "ort_skip_layernorm" || n == "ort_skip_layernorm_b" ||
+              n == "ort_skip_simplified_layernorm";
+  if (skip || n == "layernorm" || n == "layernorm_b" || n == "rms_norm" ||
+      n == "ort_simplified_layernorm" || n == "ort_bias_gelu") {
     if (s.empty()) return std::nullopt;
     if (arg >= (skip ? 2u : 1u))
       return s.size() == 1 ? std::optional<TypeKey>(TypeKey{s[0]}) : std::nullopt;

@@ -73,8 +73,19 @@ bool Enumerator::readable(TensorId t, uint16_t reader, int slot) const {
 namespace {
 // An operator application's key in the canonical order: variant, then input ids (an empty
 // slot is 0xFF, the largest), most significant first.
+// The inputs `a` and `b` (kNoTensor: none), every later slot empty.
+Inputs inputs_of(TensorId a, TensorId b = kNoTensor) {
+  Inputs in = kNoInputs;
+  in[0] = a;
+  in[1] = b;
+  return in;
+}
+
 uint64_t application_key(uint16_t v, const Inputs& in) {
-  return uint64_t{v} << 24 | uint64_t{in[0]} << 16 | uint64_t{in[1]} << 8 | in[2];
+  static_assert(16 + 8 * kMaxArity <= 64, "the key holds the variant and every input id");
+  uint64_t key = v;
+  for (TensorId t : in) key = key << 8 | t;
+  return key;
 }
 }  // namespace
 
@@ -128,7 +139,7 @@ void Enumerator::for_each_application(Visit&& visit) {
     } else if (op.arity == 1) {
       if (need > 1) continue;
       for (size_t i = need > 0 ? first_op_tensor : 0; i < n_live; ++i) {
-        const Inputs in{live_[i], kNoTensor, kNoTensor};
+        const Inputs in = inputs_of(live_[i]);
         if (order[producer(in[0]) + 1] > application_key(vid, in)) continue;
         if (readable(in[0], vid, 0) && prefix_ok(in)) visit(vid, in);
       }
@@ -144,10 +155,9 @@ void Enumerator::for_each_application(Visit&& visit) {
         if (need > 1 || (need > 0 && i < first_op_tensor)) j0 = std::max(j0, first_op_tensor);
         // Second operands produced no later than `a` share its order bound: when even the
         // largest key of this variant and `a` is below it, only later ones can follow.
-        if (order[pa + 1] > application_key(vid, {a, kNoTensor, kNoTensor}))
-          j0 = std::max(j0, live_after(pa));
+        if (order[pa + 1] > application_key(vid, inputs_of(a))) j0 = std::max(j0, live_after(pa));
         for (size_t j = j0; j < n_live; ++j) {
-          const Inputs in{a, live_[j], kNoTensor};
+          const Inputs in = inputs_of(a, live_[j]);
           const int pb = producer(in[1]);
           if (order[std::max(pa, pb) + 1] > application_key(vid, in)) continue;
           if (need > 1 && comp[pa] == comp[pb]) continue;
@@ -156,24 +166,27 @@ void Enumerator::for_each_application(Visit&& visit) {
         }
       }
     } else {
-      // Three distinct tensors; few variants read three, so only the cheap tests prune.
-      for (size_t i = 0; i < n_live; ++i) {
-        TensorId a = live_[i];
-        if (!readable(a, vid, 0)) continue;
-        for (size_t j = 0; j < n_live; ++j) {
-          TensorId b = live_[j];
-          if (b == a || !readable(b, vid, 1)) continue;
-          for (size_t k = 0; k < n_live; ++k) {
-            const Inputs in{a, b, live_[k]};
-            if (in[2] == a || in[2] == b) continue;
-            const int last = std::max({producer(a), producer(b), producer(in[2])});
-            if (order[last + 1] > application_key(vid, in)) continue;
-            if (need > 0 && components_read(in) < need) continue;
-            if (!readable(in[2], vid, 2) || !prefix_ok(in)) continue;
-            visit(vid, in);
-          }
+      // Three or four distinct tensors; few variants read that many, so only the cheap tests
+      // prune: each input readable in its slot and new, then the order, the components and
+      // the prefix of pool tensors on the whole application.
+      Inputs in = kNoInputs;
+      auto choose = [&](auto& self, int slot, int last) -> void {
+        if (slot == op.arity) {
+          if (order[last + 1] > application_key(vid, in)) return;
+          if (need > 0 && components_read(in) < need) return;
+          if (prefix_ok(in)) visit(vid, in);
+          return;
         }
-      }
+        for (size_t i = 0; i < n_live; ++i) {
+          TensorId t = live_[i];
+          if (std::find(in.begin(), in.begin() + slot, t) != in.begin() + slot) continue;
+          if (!readable(t, vid, slot)) continue;
+          in[static_cast<size_t>(slot)] = t;
+          self(self, slot + 1, std::max(last, producer(t)));
+        }
+        in[static_cast<size_t>(slot)] = kNoTensor;
+      };
+      choose(choose, 0, -1);
     }
   }
 }
@@ -216,7 +229,8 @@ bool Enumerator::push(uint16_t v, const Inputs& ins) {
   // cannot become connected within max_ops is dropped here, before its kernel runs.
   auto comp = comp_[depth_];
   int merged = 0;
-  int8_t joined[kMaxArity] = {-1, -1, -1};
+  int8_t joined[kMaxArity];
+  std::fill(joined, joined + kMaxArity, int8_t{-1});
   for (int i = 0; i < op.arity; ++i) {
     int pr = slots_[ins[i]].producer;
     if (pr < 0) continue;

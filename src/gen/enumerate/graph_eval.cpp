@@ -1,5 +1,6 @@
 #include "gen/enumerate/graph_eval.h"
 
+#include <algorithm>
 #include <array>
 
 namespace graphsub::gen {
@@ -102,7 +103,8 @@ EvaluatedGraph GraphEvaluator::evaluate_float(const CompactGraph& g) {
     const GenOp& op = s_.variants[gop.variant];
     TypeId in_t[kMaxArity];
     const float* in_f[kMaxArity];
-    uint32_t in_term[kMaxArity] = {kNoTerm, kNoTerm, kNoTerm};
+    uint32_t in_term[kMaxArity];
+    std::fill(in_term, in_term + kMaxArity, kNoTerm);
     // Every input a memoized term (or a pool tensor); the memo's terms have at most two.
     bool known = op.arity <= 2;
     for (int i = 0; i < op.arity; ++i) {

@@ -44,7 +44,8 @@ class LeafMemo {
   size_t slot(uint32_t v, const InputHashes& in) const {
     uint64_t k = in[0] * 0x9E3779B97F4A7C15ull ^
                  (in[1] + 0x632BE59BD9B4E019ull) * 0xC2B2AE3D27D4EB4Full ^
-                 (in[2] + 0x165667B19E3779F9ull) * 0x27D4EB2F165667C5ull ^ v;
+                 (in[2] + 0x165667B19E3779F9ull) * 0x27D4EB2F165667C5ull ^
+                 (in[3] + 0x27D4EB2F165667C5ull) * 0x165667B19E3779F9ull ^ v;
     k ^= k >> 29;
     return static_cast<size_t>(k) & (entries_ - 1);
   }

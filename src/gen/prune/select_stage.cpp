@@ -10,7 +10,8 @@
 namespace graphsub::gen {
 namespace {
 
-// True when `t` applies one of `ops` anywhere (split0 and split1 both count as split).
+// True when `t` applies one of `ops` anywhere (split0 and split1 both count as split, a
+// longer form as its operator).
 bool uses(const rules::TermPtr& t, const std::set<const OpDef*>& ops) {
   if (t->kind != rules::Term::Kind::App) return false;
   if (ops.count(find_op_by_axiom_name(t->name))) return true;
@@ -28,7 +29,9 @@ void select_stage(const GeneratorOptions& opts, GeneratorResult& res, StageLog& 
   std::set<const OpDef*> ops;
   for (const std::string& name : opts.with_ops) {
     const OpDef* d = find_op_by_axiom_name(name);
-    if (!d || d->axiom_name != name)
+    const bool form = d && std::any_of(d->axiom_forms.begin(), d->axiom_forms.end(),
+                                       [&](const AxiomForm& f) { return f.name == name; });
+    if (!d || (d->axiom_name != name && !form))
       throw Error(fmt::format("--with-ops: '{}' is not an operator of the axiom language", name));
     ops.insert(d);
   }

@@ -25,13 +25,13 @@ TypeId TypeTable::intern(const TensorType& t) {
 }
 
 const Applied& Evaluator::apply(uint32_t v, std::span<const TypeId> in) {
-  static_assert(kMaxArity == 3, "rows index up to two inputs, triples_ three");
-  if (in.size() == 3) {
-    const uint64_t key =
-        (uint64_t{v} + 1) << 48 | uint64_t{in[0]} << 32 | uint64_t{in[1]} << 16 | in[2];  // never 0
-    if (const uint32_t* at = triples_.find(key)) return applied_[*at - 1];
+  if (in.size() > 2) {
+    WideKey key{};
+    key[0] = v;
+    std::copy(in.begin(), in.end(), key.begin() + 1);
+    if (auto it = wide_.find(key); it != wide_.end()) return applied_[it->second];
     const Applied& a = resolve(v, in);
-    triples_.insert(key, static_cast<uint32_t>(applied_.size()));  // a is applied_.back()
+    wide_.emplace(key, static_cast<uint32_t>(applied_.size() - 1));  // a is applied_.back()
     return a;
   }
   const uint64_t row_key = (uint64_t{v} + 1) << 16 | (in.empty() ? 0xFFFFu : in[0]);  // never 0

@@ -3,8 +3,10 @@
 // kernels. Types are interned to small ids and every (variant, input types) combination is
 // resolved once (attributes, output types, or "does not apply"), so that the enumerator's inner
 // loop only runs kernels. One Evaluator per thread: it is not thread-safe.
+#include <array>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -72,8 +74,10 @@ class Evaluator {
   // lookups walk along one short row instead of missing the caches in a large hash table.
   FlatMap64 rows_;
   std::deque<std::vector<uint32_t>> row_data_;
-  // Applications of three inputs (few variants): index + 1 into applied_ by (variant, types).
-  FlatMap64 triples_;
+  // Applications of more than two inputs (few variants): index into applied_ by the variant
+  // and the input types.
+  using WideKey = std::array<uint32_t, kMaxArity + 1>;
+  std::map<WideKey, uint32_t> wide_;
   std::deque<Applied> applied_;
 };
 

@@ -92,15 +92,28 @@ Shape alt_shape(const Shape& s, Role role) {
   return out;
 }
 
+namespace {
+// The tensor inputs of what `name` denotes in the language: the plain operator `d` or one of
+// its longer forms (OpDef::axiom_forms); -1 when `name` is not an operator name of `d` (an
+// output name such as split0 is not one).
+int language_arity(const OpDef& d, const std::string& name) {
+  if (name == d.axiom_name) return d.max_inputs < 0 ? std::max(d.min_inputs, 2) : d.min_inputs;
+  for (const AxiomForm& f : d.axiom_forms)
+    if (f.name == name) return f.num_tensors;
+  return -1;
+}
+}  // namespace
+
 std::vector<std::string> all_generator_ops() {
   std::vector<std::string> names;
   for (const OpDef* d : all_ops()) {
     // A runtime's fused kernel is generated only when named (the portable set stays
     // portable), and the enumerator applies operators of at most kMaxArity tensor inputs.
     if (d->axiom_name.empty() || !d->runtime.empty()) continue;
-    int arity = d->max_inputs < 0 ? std::max(d->min_inputs, 2) : d->min_inputs;
-    if (d->cls != OpClass::Source && arity > kMaxArity) continue;
-    names.push_back(d->axiom_name);
+    std::vector<std::string> forms{d->axiom_name};
+    for (const AxiomForm& f : d->axiom_forms) forms.push_back(f.name);
+    for (const std::string& name : forms)
+      if (d->cls == OpClass::Source || language_arity(*d, name) <= kMaxArity) names.push_back(name);
   }
   return names;  // sorted by IR name, which is deterministic
 }
@@ -113,7 +126,7 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
   for (const std::string& name : op_names) {
     if (!seen.insert(name).second) continue;
     const OpDef* def = find_op_by_axiom_name(name);
-    if (!def || def->axiom_name != name)
+    if (!def || language_arity(*def, name) < 0)
       throw Error(fmt::format("'{}' is not an operator of the axiom language (known: {})", name,
                               fmt::join(all_generator_ops(), ", ")));
     std::vector<const std::vector<AxiomParam>*> doms;
@@ -137,12 +150,14 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
     // unread output a graph output, so a node whose sum nothing reads would otherwise never
     // equal the normalization of a sum.
     const auto& named = def->axiom_outputs;
-    base.num_outputs = named.empty() || named[0] == name ? 1 : static_cast<int>(named.size());
+    base.num_outputs =
+        named.empty() || named[0] == def->axiom_name ? 1 : static_cast<int>(named.size());
     if (def->cls == OpClass::Source) {
       base.arity = 0;
     } else {
-      // A variadic operator (concat) is used with two inputs, as in the axioms.
-      base.arity = def->max_inputs < 0 ? std::max(def->min_inputs, 2) : def->min_inputs;
+      // A variadic operator (concat) is used with two inputs, as in the axioms; a longer form
+      // with its optional inputs.
+      base.arity = language_arity(*def, name);
       if (base.arity < 1 || base.arity > kMaxArity)
         throw Error(
             fmt::format("operator '{}' takes {} tensor inputs; the generator handles 1 to {}", name,

@@ -22,9 +22,9 @@ enum class SlotRule : uint8_t {
   PoolWeight,  // a weight of the pool itself ("enlarge only on inputs")
 };
 
-// Tensor inputs an enumerated operator may read: three for the runtimes' fused kernels (a skip
-// normalization's input, skip and gain; attention's q, k and v).
-constexpr int kMaxArity = 3;
+// Tensor inputs an enumerated operator may read: up to four for the runtimes' fused kernels (a
+// skip normalization's input, skip, gain and bias; attention's q, k and v).
+constexpr int kMaxArity = 4;
 constexpr int kMaxOutputs = 2;
 
 struct GenOp {
