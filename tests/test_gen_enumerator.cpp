@@ -173,24 +173,35 @@ TEST(GenEnumerator, ProducesEveryGraphExactlyOnceWithThreeInputOperators) {
   expect_every_graph_exactly_once(s, 100);
 }
 
+// Every graph the enumerator emits (the bare ones left out), each checked: it evaluates from
+// scratch and its fingerprint is the one its outputs give.
+std::vector<CompactGraph> graphs_with_checked_fingerprints(const Space& s) {
+  GraphEvaluator ev(s);
+  std::vector<CompactGraph> out;
+  for (auto& r : enumerate_all(s)) {
+    if (r.g.num_ops == 0) continue;
+    EvaluatedGraph e = ev.evaluate(r.g, false);
+    EXPECT_TRUE(e.ok) << graph_str(s, r.g);
+    EXPECT_EQ(r.fp, combine_output_hashes(e.output_hashes)) << graph_str(s, r.g);
+    out.push_back(r.g);
+  }
+  return out;
+}
+
 // Fingerprints, float values through the memo (which keeps no three-input term) and packed
 // codes are what they are for binary operators.
 TEST(GenEnumerator, ThreeInputGraphsEvaluatePackAndCompareLikeOthers) {
   Space s = three_input_space(3);
-  GraphEvaluator exact(s), scratch(s, true, 0), memo(s, true);
+  GraphEvaluator scratch(s, true, 0), memo(s, true);
   GraphPacker packer(s, 3);
   ASSERT_TRUE(packer.fits());
   std::vector<CompactGraph> largest;
   size_t ternary = 0;
-  for (auto& r : enumerate_all(s)) {
-    if (r.g.num_ops == 0) continue;
-    EvaluatedGraph e = exact.evaluate(r.g, false);
-    ASSERT_TRUE(e.ok) << graph_str(s, r.g);
-    EXPECT_EQ(r.fp, combine_output_hashes(e.output_hashes)) << graph_str(s, r.g);
-    EvaluatedGraph want = scratch.evaluate(r.g, true, false);
-    EXPECT_EQ(memo.evaluate(r.g, true, false).output_f32, want.output_f32) << graph_str(s, r.g);
-    for (int k = 0; k < r.g.num_ops; ++k) ternary += s.variants[r.g.ops[k].variant].arity == 3;
-    if (r.g.num_ops == 3 && !r.g.terminal) largest.push_back(r.g);
+  for (const CompactGraph& g : graphs_with_checked_fingerprints(s)) {
+    EvaluatedGraph want = scratch.evaluate(g, true, false);
+    EXPECT_EQ(memo.evaluate(g, true, false).output_f32, want.output_f32) << graph_str(s, g);
+    for (int k = 0; k < g.num_ops; ++k) ternary += s.variants[g.ops[k].variant].arity == 3;
+    if (g.num_ops == 3 && !g.terminal) largest.push_back(g);
   }
   EXPECT_GT(ternary, 100u);
   ASSERT_GT(largest.size(), 100u);
@@ -466,16 +477,11 @@ TEST(GenEnumerator, SkipNormalizationsReadThreeTensorsAndExposeTheNorm) {
       if (skip_variant < 0) skip_variant = static_cast<int>(v);
     }
   ASSERT_GE(skip_variant, 0);
-  GraphEvaluator ev(s);
   size_t with_skip = 0;
-  for (auto& r : enumerate_all(s)) {
-    if (r.g.num_ops == 0) continue;
-    EvaluatedGraph e = ev.evaluate(r.g, false);
-    ASSERT_TRUE(e.ok) << graph_str(s, r.g);
-    EXPECT_EQ(r.fp, combine_output_hashes(e.output_hashes)) << graph_str(s, r.g);
-    for (int k = 0; k < r.g.num_ops; ++k) with_skip += s.variants[r.g.ops[k].variant].arity == 3;
-  }
+  for (const CompactGraph& g : graphs_with_checked_fingerprints(s))
+    for (int k = 0; k < g.num_ops; ++k) with_skip += s.variants[g.ops[k].variant].arity == 3;
   EXPECT_GT(with_skip, 10u);
+  GraphEvaluator ev(s);
   Evaluator& x = ev.evaluator();
   TensorType m;
   m.shape = {2, 4};
