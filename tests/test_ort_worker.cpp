@@ -325,23 +325,6 @@ TEST(LatencyGuard, ARewriteSlowerInOpenVinoIsNotWritten) {
   EXPECT_NE(r.verdict.find("the input is written as given"), std::string::npos) << r.verdict;
 }
 
-// ... and then a candidate ONNX Runtime also ran faster beyond its band, which OpenVINO does
-// not run slower (here the original's own file), is written instead; one ONNX Runtime did not
-// find faster is not a contender.
-TEST(LatencyGuard, TheNextCandidateNotSlowerInOpenVinoIsWritten) {
-  auto& w = shared_worker();
-  if (w.openvino_version().empty()) GTEST_SKIP() << "this worker runs no OpenVINO";
-  OpenVinoFiles f = openvino_files();
-  ort::GuardResult r = picked(0, 10.0, {5.0, 9.9, 6.0});  // candidate 2: within the band
-  ort::guard_in_openvino(w, f.original, {f.slow, f.original, f.original}, f.options, r);
-  ASSERT_TRUE(r.second);
-  EXPECT_EQ(r.second->index, (std::vector<int>{0, 2}));
-  EXPECT_EQ(r.chosen, 2) << r.verdict;
-  EXPECT_EQ(r.second->kept, 2);
-  EXPECT_FALSE(r.write_input);
-  EXPECT_NE(r.verdict.find("candidate 3 is written"), std::string::npos) << r.verdict;
-}
-
 // The second runtime's timings, given: the original (twice) at `original_ms` and each
 // candidate asked for at the next of its times (the first timing, then a fresh one).
 struct FakeSecondRuntime {
@@ -400,6 +383,25 @@ TEST(LatencyGuard, ASlowdownTheFreshTimingDoesNotRepeatIsKept) {
   ASSERT_EQ(r.second->retimed.size(), 1u);
   EXPECT_NE(r.second->retimed[0].find("not slower, kept"), std::string::npos)
       << r.second->retimed[0];
+}
+
+// ... and then a candidate ONNX Runtime also ran faster beyond its band, which the second
+// runtime does not run slower, is written instead; one ONNX Runtime did not find faster is not a
+// contender. Given timings: two files alike in OpenVINO differ by its noise, so a test that
+// timed the original against itself there failed on a loaded machine.
+TEST(LatencyGuard, TheNextCandidateNotSlowerInTheSecondRuntimeIsWritten) {
+  ort::GuardResult r = picked(0, 10.0, {5.0, 9.9, 6.0});  // candidate 2: within the band
+  FakeSecondRuntime fake;
+  fake.times[0] = {48.0, 48.0};
+  fake.times[2] = {10.0};
+  ort::guard_in_second_runtime(std::ref(fake), {}, r);
+  ASSERT_TRUE(r.second);
+  ASSERT_FALSE(fake.asked.empty());
+  EXPECT_EQ(fake.asked[0], (std::vector<int>{0, 2}));
+  EXPECT_EQ(r.chosen, 2) << r.verdict;
+  EXPECT_EQ(r.second->kept, 2);
+  EXPECT_FALSE(r.write_input);
+  EXPECT_NE(r.verdict.find("candidate 3 is written"), std::string::npos) << r.verdict;
 }
 
 // Within 2% of the original, or faster, needs no second timing; a refused candidate hands on
