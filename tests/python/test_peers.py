@@ -289,3 +289,116 @@ def test_graphsub_with_fused_operators_runs_when_named_and_is_no_peer(tmp_path):
     assert run_peers.wall_time(row, tools)["peer"] == "onnxsim"
     # Left out unless named.
     assert "graphsub-fused" not in run_peers.TOOLS
+
+
+def _chain_model(path, perm=False, scale=1.0, names="t"):
+    """x -> MatMul(w) -> Add(b) -> Relu; `perm` lists the nodes in another (valid) order and
+    `names` renames every tensor and node, neither of which changes the graph run."""
+    rng = np.random.default_rng(7)
+    w = numpy_helper.from_array((scale * rng.standard_normal((8, 8))).astype(np.float32),
+                                f"{names}_w")
+    b = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), f"{names}_b")
+    mm = helper.make_node("MatMul", ["x", f"{names}_w"], [f"{names}_m"], name=f"{names}1")
+    add = helper.make_node("Add", [f"{names}_m", f"{names}_b"], [f"{names}_a"], name=f"{names}2")
+    relu = helper.make_node("Relu", [f"{names}_a"], ["y"], name=f"{names}3")
+    side = helper.make_node("Relu", [f"{names}_m"], ["z"], name=f"{names}4")
+    nodes = [mm, side, add, relu] if perm else [mm, add, relu, side]
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8]),
+         helper.make_tensor_value_info("z", TensorProto.FLOAT, [2, 8])], [w, b])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def test_files_onnx_runtime_runs_as_one_graph_share_a_fingerprint(tmp_path):
+    import executed_graph
+
+    a = _chain_model(str(tmp_path / "a.onnx"))
+    b = _chain_model(str(tmp_path / "b.onnx"), perm=True, names="other")
+    c = _chain_model(str(tmp_path / "c.onnx"), scale=2.0)  # other weights
+    fa, fb, fc = (executed_graph.executed_fingerprint(p) for p in (a, b, c))
+    assert fa == fb
+    assert fa[0] != fc[0] and fa[1] == fc[1]
+    # Outputs in another order are another graph.
+    m = onnx.load(a)
+    outs = list(m.graph.output)
+    del m.graph.output[:]
+    m.graph.output.extend(reversed(outs))
+    assert executed_graph.fingerprint(m)[0] != executed_graph.fingerprint(onnx.load(a))[0]
+
+
+def _row_read_slower(out, **extra):
+    """The sweep's row of the tiny zoo, graphsub read 10% slower than onnxsim at 1 thread."""
+    row = {"name": "tiny.ts", "model": "tiny", "family": "test", "tools": {},
+           "timings": {"ort_1": {"aa": 1.0, "speedup": {"graphsub": 0.95, "onnxsim": 1.06}}},
+           **extra}
+    os.makedirs(os.path.join(out, "rows"), exist_ok=True)
+    with open(os.path.join(out, "rows", "tiny.ts.json"), "w") as f:
+        json.dump(row, f)
+    return row
+
+
+def test_a_reading_beyond_the_band_is_looked_at_again_in_rounds_of_fresh_sessions(tmp_path):
+    import confirm
+
+    _tiny_zoo(str(tmp_path))
+    out = str(tmp_path / "out")
+    row = _row_read_slower(out)
+    tools = run_peers.TOOLS
+    assert run_peers.versus_best_peer(row, tools) == "slower (0.896x onnxsim)"
+    assert confirm.to_confirm(row, tools) == [("ort_1", "onnxsim")]
+    assert confirm.main([str(tmp_path / "manifest.json"), "--out", out, "--rounds", "3",
+                         "--runs", "2"]) == 0
+    row = json.loads(open(os.path.join(out, "rows", "tiny.ts.json")).read())
+    check = row["confirm"]["checks"]["ort_1"]
+    assert check["peer"] == "onnxsim"
+    assert set(check["executed"]) == {"original", "graphsub", "onnxsim"}
+    assert len(check["per_round"]["graphsub"]) == 3 and check["speedup"]["onnxsim"] > 0
+    verdict = run_peers.versus_best_peer(row, tools)
+    if check["executed"]["graphsub"] == check["executed"]["onnxsim"]:
+        assert "same graph" in verdict, verdict
+    else:
+        assert "over 3 rounds of fresh sessions; read 0.896x" in verdict, verdict
+    # The tools' files of the closer look are gone; the original stays.
+    assert not [n for n in os.listdir(out) if n.endswith(".onnx")]
+    assert os.path.exists(tmp_path / "tiny.onnx")
+
+
+def test_a_confirmed_reading_is_judged_by_its_rounds():
+    row = {"timings": {"ort_1": {"aa": 1.0, "speedup": {"graphsub": 0.95, "onnxsim": 1.06}}},
+           "confirm": {"checks": {"ort_1": {
+               "peer": "onnxsim", "executed": {"graphsub": "a", "onnxsim": "b"},
+               "speedup": {"graphsub": 1.022, "onnxsim": 0.970},
+               "per_round": {"graphsub": [1.02, 1.03], "onnxsim": [0.97, 0.97]}}}}}
+    tools = ["graphsub", "onnxsim"]
+    assert run_peers.versus_best_peer(row, tools) == (
+        "faster (1.054x onnxsim over 2 rounds of fresh sessions; read 0.896x)")
+    row["confirm"]["checks"]["ort_1"]["speedup"]["onnxsim"] = 1.0
+    assert run_peers.versus_best_peer(row, tools).startswith("in noise (1.022x onnxsim")
+    row["confirm"]["checks"]["ort_1"]["speedup"]["onnxsim"] = 1.2
+    assert run_peers.versus_best_peer(row, tools).startswith("slower (0.852x onnxsim")
+    row["confirm"]["checks"]["ort_1"]["executed"]["onnxsim"] = "a"
+    assert "same graph" in run_peers.versus_best_peer(row, tools)
+    # A row in noise at first needs no closer look; one read slower than its original does.
+    quiet = {"timings": {"ort_1": {"aa": 1.0, "speedup": {"graphsub": 1.0, "onnxsim": 1.01}},
+                         "openvino": {"aa": 1.0, "speedup": {"graphsub": 0.90}}}}
+    import confirm
+
+    assert confirm.to_confirm(quiet, tools) == [("openvino", None)]
+
+
+def test_a_file_read_slower_than_its_original_is_named_with_its_closer_look():
+    row = {"name": "m", "timings": {"ort_all": {"aa": 1.0, "speedup": {"graphsub": 0.90}},
+                                    "ort_1": {"aa": 1.0, "speedup": {"graphsub": 0.97}}}}
+    assert run_peers.slowdown_lines([row])[-1].endswith(
+        "m in ort_all: read 0.900x (not looked at again).")
+    row["confirm"] = {"checks": {"ort_all": {
+        "peer": None, "executed": {"original": "a", "graphsub": "a"},
+        "speedup": {"graphsub": 0.995}, "per_round": {"graphsub": [0.99, 1.0, 0.995]}}}}
+    assert "0.995x over 3 rounds of fresh sessions, the same graph in ONNX Runtime as the " \
+           "original" in run_peers.slowdown_lines([row])[-1]
+    row["timings"]["ort_all"]["speedup"]["graphsub"] = 0.99
+    assert run_peers.slowdown_lines([row])[-1].endswith("band: none.")
