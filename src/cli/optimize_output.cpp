@@ -150,6 +150,10 @@ void OnnxJobPrinter::contrib(const driver::ContribStep& c) {
   for (const auto& site : c.sites) fmt::print("  {}\n", site);
 }
 
+void OnnxJobPrinter::lowered(const std::string& line) {
+  if (!quiet_) fmt::print("lowering: {}\n", line);
+}
+
 void OnnxJobPrinter::layout(const driver::LayoutStep& l) {
   // Said even when quiet when written: the file is then tuned for this CPU's block size.
   if (quiet_ && !l.written_padded) return;

@@ -17,6 +17,7 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
   void guarded(const ort::GuardResult& g) override;
   void contrib(const driver::ContribStep& c) override;
   void layout(const driver::LayoutStep& l) override;
+  void lowered(const std::string& line) override;
 
  private:
   std::string input_;

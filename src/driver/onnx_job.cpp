@@ -25,6 +25,7 @@
 #include "opt/search/bisect.h"
 #include "opt/search/search.h"
 #include "ort/ort_cost_model.h"
+#include "ort/skip_norm_lowering.h"
 #include "ort/target.h"
 
 namespace graphsub::driver {
@@ -300,6 +301,8 @@ class OnnxJob {
     ExportOptions eo;
     eo.external_data = o_.external_data;
     eo.opset = o_.opset;
+    // ONNX Runtime fuses Add + LayerNormalization by itself, even where that is slower.
+    if (skip_norms_) eo.adds_as_sum = [l = skip_norms_](const Graph& g) { return l->adds(g); };
     return eo;
   }
 
@@ -328,6 +331,7 @@ class OnnxJob {
       cands.front().predicted_ms = report().layout->search_ms;
       cands.insert(cands.begin(), {&*padded_, report().layout->padded_ms});
     }
+    price_skip_norms(cands);
     GuardStep g = run_latency_guard(
         *target_.worker, m_, cands, r.initial_cost / 1e3, o_.input, bytes_, export_options(),
         o_.guard_runs,
@@ -369,11 +373,31 @@ class OnnxJob {
     }
     if (report().guard) observer_.guarded(*report().guard);
     report().ops_after = opt::op_counts(*written_);
+    if (!input_bytes_) note_skip_norm_lowering();
     if (auto& l = report().layout) {
       l->written = ort::predict_nchwc(*written_, l->block);
       l->written_padded = written_ == padded_ptr();
       observer_.layout(*l);
     }
+  }
+
+  // The skip normalizations ONNX Runtime would fuse, priced before the guard times the
+  // candidates (export_options() writes the slower ones' Adds as Sum).
+  void price_skip_norms(const std::vector<GuardCandidate>& cands) {
+    auto* ort_cost = dynamic_cast<ort::OrtCostModel*>(cost_.get());
+    if (!ort_cost) return;
+    skip_norms_ = std::make_shared<ort::SkipNormLowering>();
+    skip_norms_->price(*ort_cost, m_.graph);
+    for (const GuardCandidate& c : cands) skip_norms_->price(*ort_cost, *c.graph);
+  }
+
+  // What the export's skip-normalization lowering writes as Sum, said.
+  void note_skip_norm_lowering() {
+    if (!skip_norms_) return;
+    std::string line = skip_norms_->describe(*written_);
+    if (line.empty()) return;
+    report().import_notes.push_back(line);
+    observer_.lowered(line);
   }
 
   const Graph* padded_ptr() const { return padded_ ? &*padded_ : nullptr; }
@@ -495,6 +519,7 @@ class OnnxJob {
   ort::Target target_;
   bool guarded_ = false;
   std::unique_ptr<opt::CostModel> cost_;
+  std::shared_ptr<ort::SkipNormLowering> skip_norms_;  // the ort target's, priced before the guard
   // The search's result holds at the imported value of a symbolic dimension only: the input.
   bool input_only_ = false;
   const Graph* written_ = nullptr;  // the graph to write: the search's, a runner-up's, or m_'s

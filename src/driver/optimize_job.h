@@ -33,6 +33,8 @@ class OnnxJobObserver {
   virtual void contrib(const ContribStep& /*c*/) {}
   // The ort target: ONNX Runtime's blocked layout, and the channel padding tried.
   virtual void layout(const LayoutStep& /*l*/) {}
+  // The ort target: a lowering choice made for the runtime in the written file (one line).
+  virtual void lowered(const std::string& /*line*/) {}
 };
 
 struct OnnxJobResult {

@@ -5,6 +5,7 @@
 // ONNX model that passes onnx::checker. This header exposes no protobuf types: what the
 // exporter needs from the original file travels in OnnxModelInfo as plain data.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -153,6 +154,11 @@ struct ExportOptions {
   int64_t external_threshold_bytes = int64_t{1} << 30;  // auto-switch above this total
   int64_t opset = 0;  // 0: the source model's opset, or 17 without a source
   std::string producer = "graphsub";
+  // A runtime's lowering choice (the ort target's, ort/skip_norm_lowering.h): the Add nodes
+  // it returns are written as ONNX Sum, which computes the same and which ONNX Runtime's
+  // optimizer does not fuse into SkipLayerNormalization. Called once, with the graph as the
+  // exporter holds it (weights pre-computed). Unset: every Add is written as Add.
+  std::function<std::vector<NodeId>(const Graph&)> adds_as_sum;
 };
 
 // Throws Error when `output` (or its `.data` sidecar) is the same file as `input`: compared as

@@ -333,3 +333,34 @@ def test_a_query_with_every_key_masked_gets_zeros_as_in_onnx_runtime():
     assert not np.isnan(got["y"]).any()
     assert (got["y"][:, :, 1, :] == 0).all()
     assert_close(run_ort(model, feeds), got, "fully masked query")
+
+
+def _residual_norm(op_type, tmp_path):
+    """x + r (written as `op_type`: Add or Sum) feeding a LayerNormalization, saved as ONNX
+    Runtime's optimizer (level "all") leaves it; returns the op_types it ran."""
+    rng = np.random.default_rng(4)
+    gamma = helper.make_tensor("gamma", TensorProto.FLOAT, [8], rng.standard_normal(8).tolist())
+    beta = helper.make_tensor("beta", TensorProto.FLOAT, [8], rng.standard_normal(8).tolist())
+    nodes = [helper.make_node(op_type, ["x", "r"], ["s"]),
+             helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["y"], axis=-1,
+                              epsilon=1e-5)]
+    graph = helper.make_graph(
+        nodes, "residual", [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4, 8])
+                            for n in ("x", "r")],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])], [gamma, beta])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    src, out = str(tmp_path / f"{op_type}.onnx"), str(tmp_path / f"{op_type}.opt.onnx")
+    onnx.save(model, src)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.optimized_model_filepath = out
+    ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(out).graph.node]
+
+
+def test_onnx_runtime_fuses_an_add_before_a_layernorm_and_not_a_sum(tmp_path):
+    # What src/ort/skip_norm_lowering.h rests on, for the pinned ONNX Runtime: the Add of a
+    # residual block becomes SkipLayerNormalization, a Sum of the same two tensors does not.
+    assert _residual_norm("Add", tmp_path) == ["SkipLayerNormalization"]
+    assert sorted(_residual_norm("Sum", tmp_path)) == ["LayerNormalization", "Sum"]

@@ -24,6 +24,7 @@ class ExportContext {
   std::set<std::string> used;               // every ONNX tensor and node name in use
   std::set<std::string> domains;            // non-default domains used by opaque nodes
   std::optional<std::set<TensorRef>> read;  // is_read()'s set
+  std::set<NodeId> adds_as_sum;             // ExportOptions::adds_as_sum's nodes
 
   std::string fresh(const std::string& base);  // a new unique name
   // Whether a node or a graph output reads tensor `r` (the set is built on first use).

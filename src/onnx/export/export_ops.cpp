@@ -119,10 +119,14 @@ template <const char* Op>
 void same(Ctx& x) {
   x.node(Op, x.in, {x.out[0]});
 }
-constexpr char kAdd[] = "Add", kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div", kRelu[] = "Relu",
-               kPRelu[] = "PRelu", kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kErf[] = "Erf",
-               kExp[] = "Exp", kSqrt[] = "Sqrt", kIdentity[] = "Identity",
-               kGlobalAvg[] = "GlobalAveragePool";
+constexpr char kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div", kRelu[] = "Relu", kPRelu[] = "PRelu",
+               kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kErf[] = "Erf", kExp[] = "Exp",
+               kSqrt[] = "Sqrt", kIdentity[] = "Identity", kGlobalAvg[] = "GlobalAveragePool";
+
+// Add, or Sum where the target's lowering asks for it (ExportOptions::adds_as_sum).
+void add(Ctx& x) {
+  x.node(x.c.adds_as_sum.count(x.id) ? "Sum" : "Add", x.in, {x.out[0]});
+}
 
 // gelu(x) = 0.5 * x * (1 + erf(x / sqrt(2))); ONNX has no Gelu before opset 20.
 void write_gelu(Ctx& x, const std::string& from, const std::string& to) {
@@ -556,8 +560,8 @@ const std::map<std::string, Writer>& writers() {
       {"conv", conv},
       {"conv_add", conv_add},
       {"matmul", matmul},
-      {"ewadd", same<kAdd>},
-      {"add", same<kAdd>},
+      {"ewadd", add},
+      {"add", add},
       {"sub", same<kSub>},
       {"ewmul", same<kMul>},
       {"mul", same<kMul>},

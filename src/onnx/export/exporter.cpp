@@ -504,6 +504,8 @@ onnx::ModelProto Exporter::run() {
   onnx::GraphProto& gp = *m_.mutable_graph();
   gp.set_name(info_ && !info_->graph_name.empty() ? info_->graph_name : "graphsub");
   c_ = std::make_unique<ExportContext>(g_, gp, opset);
+  if (opts_.adds_as_sum)
+    for (NodeId id : opts_.adds_as_sum(g_)) c_->adds_as_sum.insert(id);
   instantiate_symbolic_dims();
   name_sources();
   name_outputs();

@@ -22,6 +22,7 @@ const std::map<std::string, std::set<int64_t>>& read_versions() {
       {"Sub", {7, 13, 14}},
       {"Mul", {7, 13, 14}},
       {"Div", {7, 13, 14}},
+      {"Sum", {6, 8, 13}},  // of two inputs; 6: no broadcasting, a special case of 8's
       {"Pow", {7, 12, 13, 15}},
       {"Mod", {10, 13}},
       {"Min", {6, 8, 12, 13}},  // 6: no broadcasting, a special case of 8's

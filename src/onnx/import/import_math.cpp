@@ -122,6 +122,14 @@ std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
   return {c.op(n, bcast[Kind], {a, b})};
 }
 
+// A Sum of two tensors is their Add (graphsub writes one where ONNX Runtime would fuse an Add
+// into a slower kernel, ort/skip_norm_lowering.h); other input counts stay opaque.
+std::vector<TensorRef> sum(ImportContext& c, const NodeProto& n) {
+  if (n.input_size() != 2)
+    throw Decline{fmt::format("a Sum of {} inputs (graphsub reads a Sum of two)", n.input_size())};
+  return binary<0>(c, n);
+}
+
 template <const char* Op>
 std::vector<TensorRef> unary(ImportContext& c, const NodeProto& n) {
   return {c.op(n, Op, {c.data(n, 0)})};
@@ -282,6 +290,7 @@ std::vector<TensorRef> matmul(ImportContext& c, const NodeProto& n) {
 
 void add_math_converters(std::map<std::string, Converter>& t) {
   t["Add"] = binary<0>;
+  t["Sum"] = sum;
   t["Sub"] = binary<1>;
   t["Mul"] = binary<2>;
   t["Div"] = binary<3>;
