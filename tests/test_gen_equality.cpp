@@ -6,6 +6,7 @@
 #include "gen/classify/common_subgraph.h"
 #include "gen/classify/equality.h"
 #include "gen/library_file.h"
+#include "gen/prove/rule_owner.h"
 #include "rules/orientations.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
@@ -65,6 +66,50 @@ TEST(GenEquality, KeysGiveBackTheirEqualities) {
     }
   }
   EXPECT_THROW(equality_from_key("(relu ?a)"), Error);
+  // A key is read only as the canonical text it is: variables not named in order are refused.
+  EXPECT_THROW(equality_from_key("(sigmoid ?b) = (relu ?b)"), Error);
+}
+
+// A class retried under shape conditions goes to another rank's lanes by its key, conditions
+// and all.
+TEST(GenEquality, AKeyWithConditionsIsReadBackWhole) {
+  Equality e = eq({"(conv 1 same none ?x (concat 0 ?w ?v))"},
+                  {"(concat 1 (conv 1 same none ?x ?w) (conv 1 same none ?x ?v))"});
+  e.conditions = {dense_condition("w", "x"), dense_condition("v", "x")};
+  canonicalize(e);
+  ASSERT_NE(e.key.find(" where "), std::string::npos);
+  Equality back = equality_from_key(e.key);
+  EXPECT_EQ(back.key, e.key);
+  ASSERT_EQ(back.conditions.size(), 2u);
+  EXPECT_EQ(rules::term_str(back.conditions[0]), rules::term_str(e.conditions[0]));
+  EXPECT_EQ(rules::term_str(back.conditions[1]), rules::term_str(e.conditions[1]));
+}
+
+// The rank that decides a class is the same for every class the proving passes compare it
+// with: its other renaming forms (one skeleton) and the other members of a lifted rule (other
+// parameter values, possibly another canonical orientation).
+TEST(GenEquality, ClassesComparedWhileProvingHaveOneOwner) {
+  auto key = [](std::vector<std::string> l, std::vector<std::string> r) {
+    return canon(eq(std::move(l), std::move(r))).key;
+  };
+  std::string relu = key({"(conv 1 same relu ?x ?w)"}, {"(relu (conv 1 same none ?x ?w))"});
+  std::string sigm = key({"(conv 1 same sigmoid ?x ?w)"}, {"(sigmoid (conv 1 same none ?x ?w))"});
+  std::string stride = key({"(conv 2 same relu ?x ?w)"}, {"(relu (conv 2 same none ?x ?w))"});
+  std::string both = key({"(ewadd ?x ?y)"}, {"(ewadd ?y ?x)"});
+  std::string same = key({"(ewadd ?x ?x)"}, {"(ewadd ?x ?x)"});
+  std::string flipped = key({"(sigmoid ?x)"}, {"(relu ?x)"});
+  std::string other = key({"(relu ?x)"}, {"(sigmoid ?x)"});
+  EXPECT_EQ(owner_form(relu), owner_form(stride));
+  EXPECT_NE(owner_form(relu), owner_form(sigm)) << "another operator structure";
+  EXPECT_EQ(owner_form(both), owner_form(same));
+  EXPECT_EQ(owner_form(flipped), owner_form(other));
+  EXPECT_EQ(owner_form(both), "(ewadd _ _)|(ewadd _ _)");
+  EXPECT_EQ(owner_form(relu + " where (= (dim ?a 1) (dim ?b 1))"), owner_form(relu));
+  EXPECT_EQ(rule_owner(relu, 1), 0);
+  for (int ranks : {2, 3, 8}) {
+    EXPECT_EQ(rule_owner(relu, ranks), rule_owner(stride, ranks));
+    EXPECT_LT(rule_owner(sigm, ranks), ranks);
+  }
 }
 
 TEST(GenEquality, DifferentRulesKeepDifferentKeys) {

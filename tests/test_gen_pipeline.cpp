@@ -282,14 +282,14 @@ TEST(GenPipeline, ClassesWhoseGeneralFormFailedAreNotTried) {
   EXPECT_GT(r.not_tried, 0u);
   std::set<std::string> refused;
   for (auto& u : r.unproved)
-    if (u.reason == "refused") refused.insert(u.eq.key);
+    if (u.reason == "refused") refused.insert(u.key);
   uint64_t not_tried = 0;
   const std::string prefix = "not tried: its more general form ";
   for (auto& u : r.unproved) {
     if (u.reason == "refused") continue;
     ASSERT_EQ(u.reason.rfind(prefix, 0), 0u) << u.reason;
     ++not_tried;
-    EXPECT_FALSE(sent.count(u.eq.key)) << u.eq.key;
+    EXPECT_FALSE(sent.count(u.key)) << u.key;
     // The named form is a class the prover refused, and this one is more specific.
     std::string general = u.reason.substr(prefix.size());
     general = general.substr(0, general.rfind(" was not proved (refused)"));

@@ -59,10 +59,10 @@ driver::GenerateJobOptions small_job(const fs::path& dir) {
   return o;
 }
 
-// Runs `o` on `ranks` thread ranks; every rank's library text, in rank order.
-std::vector<std::string> run_on_ranks(driver::GenerateJobOptions o, int ranks) {
+// Runs `o` on `ranks` thread ranks; every rank's result, in rank order.
+std::vector<driver::GenerateJobResult> run_jobs_on_ranks(driver::GenerateJobOptions o, int ranks) {
   ThreadRanks all(ranks);
-  std::vector<std::string> libraries(static_cast<size_t>(ranks));
+  std::vector<driver::GenerateJobResult> results(static_cast<size_t>(ranks));
   std::vector<std::string> errors(static_cast<size_t>(ranks));
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
@@ -71,13 +71,20 @@ std::vector<std::string> run_on_ranks(driver::GenerateJobOptions o, int ranks) {
       driver::GenerateJobOptions mine = o;
       mine.cluster = &me;
       try {
-        libraries[static_cast<size_t>(r)] = driver::run_generate_job(mine, null_reporter()).library;
+        results[static_cast<size_t>(r)] = driver::run_generate_job(mine, null_reporter());
       } catch (const std::exception& e) {
         errors[static_cast<size_t>(r)] = e.what();
       }
     });
   for (auto& t : threads) t.join();
   for (auto& e : errors) EXPECT_EQ(e, "");
+  return results;
+}
+
+// Every rank's library text, in rank order.
+std::vector<std::string> run_on_ranks(driver::GenerateJobOptions o, int ranks) {
+  std::vector<std::string> libraries;
+  for (auto& r : run_jobs_on_ranks(std::move(o), ranks)) libraries.push_back(r.library);
   return libraries;
 }
 
@@ -98,6 +105,32 @@ TEST(GenRanks, TwoRanksWriteTheSameLibraryAsOneProcess) {
   EXPECT_EQ(two[0], alone);
   EXPECT_EQ(two[1], alone);
   EXPECT_FALSE(fs::exists(dir / "small.rules.run")) << "the run directory is removed when done";
+  fs::remove_all(dir);
+}
+
+// No rank holds every class while proving: each decides its own share (rule_owner), and the
+// library and the report of unproved candidates are still those of one process.
+TEST(GenRanks, EachRankDecidesItsOwnShareOfTheClasses) {
+  fs::path dir = fresh_dir("graphsub_ranks_share_");
+  driver::GenerateJobOptions o = small_job(dir);
+  driver::GenerateJobResult alone = driver::run_generate_job(o, null_reporter());
+  std::vector<driver::GenerateJobResult> two = run_jobs_on_ranks(o, 2);
+  ASSERT_EQ(two.size(), 2u);
+  ASSERT_EQ(alone.result.ranks.size(), 1u);
+  EXPECT_EQ(alone.result.ranks[0].classes, alone.result.classes);
+  EXPECT_GT(alone.result.unproved.size(), 0u);
+  for (const auto& r : two) {
+    ASSERT_EQ(r.result.ranks.size(), 2u);
+    EXPECT_EQ(r.result.classes, alone.result.classes);
+    EXPECT_EQ(r.result.ranks[0].classes + r.result.ranks[1].classes, alone.result.classes);
+    EXPECT_GT(r.result.ranks[0].classes, alone.result.classes / 4);
+    EXPECT_GT(r.result.ranks[1].classes, alone.result.classes / 4);
+    EXPECT_EQ(r.library, alone.library);
+    EXPECT_EQ(r.unproved, alone.unproved);
+    EXPECT_EQ(r.result.implied, alone.result.implied);
+    EXPECT_EQ(r.result.not_tried, alone.result.not_tried);
+    EXPECT_EQ(r.result.verifier_calls, alone.result.verifier_calls);
+  }
   fs::remove_all(dir);
 }
 

@@ -96,9 +96,10 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                static_cast<double>(res.peak_rss_bytes) / (1024.0 * 1024.0));
     if (res.ranks.size() > 1)
       for (size_t r = 0; r < res.ranks.size(); ++r)
-        fmt::print("rank {} of {}: {:.1f} s, peak memory {:.0f} MiB\n", r, res.ranks.size(),
-                   res.ranks[r].seconds,
-                   static_cast<double>(res.ranks[r].peak_rss_bytes) / (1024.0 * 1024.0));
+        fmt::print("rank {} of {}: {:.1f} s, peak memory {:.0f} MiB, {} classes decided\n", r,
+                   res.ranks.size(), res.ranks[r].seconds,
+                   static_cast<double>(res.ranks[r].peak_rss_bytes) / (1024.0 * 1024.0),
+                   res.ranks[r].classes);
   });
 }
 

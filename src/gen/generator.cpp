@@ -4,6 +4,7 @@
 #include "gen/shard_files.h"
 #include "gen/stages.h"
 #include "ir/process_stats.h"
+#include "verify/verifier.h"
 
 namespace graphsub::gen {
 
@@ -26,14 +27,19 @@ GeneratorResult run_generator(const GeneratorOptions& opts, const Prover& prove,
   }
   std::vector<RuleClass> classes = rule_classes(cl, opts.threads, rep);
   link_most_general_forms(classes, rep);
-  Pruner pr(prove, opts.max_prover_vars, res.verifier_calls);
+  // The rules of a batch this rank's verifier lanes check (verifier_prover splits them so).
+  verify::LaneShare share{cluster.rank(), cluster.size()};
+  Pruner pr(prove, opts.max_prover_vars, res.verifier_calls, cluster,
+            [share](size_t k) { return share.owns_rule(k); });
   ProofCounts counts = prove_stage(classes, opts, pr, res, log, rep);
   prune_stage(classes, counts, pr, res, log);
+  const uint64_t own_classes = classes.size();
+  unproved_stage(std::move(classes), cluster, res);
   select_stage(opts, res, log);
   res.seconds = since(t_all);
   res.peak_rss_bytes = process_peak_rss_bytes();
   ByteWriter w;
-  w.put(RankFigures{res.seconds, res.peak_rss_bytes});
+  w.put(RankFigures{res.seconds, res.peak_rss_bytes, own_classes});
   for (const std::string& bytes : cluster.all_gather(w.bytes()))
     res.ranks.push_back(ByteReader(bytes, "rank figures").get<RankFigures>());
   return res;

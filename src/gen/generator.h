@@ -53,10 +53,11 @@ struct GeneratorOptions {
   std::string run_dir;
 };
 
-// One rank's share of a run: its time and peak memory.
+// One rank's share of a run: its time, peak memory and classes.
 struct RankFigures {
   double seconds = 0;
   uint64_t peak_rss_bytes = 0;
+  uint64_t classes = 0;  // the classes it held and decided (rule_owner)
 };
 
 struct StageCount {
@@ -66,7 +67,7 @@ struct StageCount {
 };
 
 struct UnprovedRule {
-  Equality eq;
+  std::string key;  // the class's canonical key (equality_from_key)
   std::string reason;
   uint64_t pairs = 0;    // candidate pairs in the class
   uint64_t reduced = 0;  // of which larger candidates classified in this reduced form

@@ -74,9 +74,15 @@ std::string unproved_text(const GeneratorResult& r, const LibraryInfo& info) {
         "; reduced form (common subgraphs taken out) and not tried as they were; a class\n"
         "; says how many of its candidate pairs were such reduced ones.\n",
         r.reduced_pairs, r.reduce_from_ops);
+  // Hundreds of thousands of entries at N = 4: room for them at once (a string grown by
+  // doubling would hold two copies on the way).
+  size_t room = text.size();
+  for (const UnprovedRule& u : r.unproved) room += 2 * u.key.size() + u.reason.size() + 160;
+  text.reserve(room);
   for (size_t i = 0; i < r.unproved.size(); ++i) {
     const UnprovedRule& u = r.unproved[i];
-    rules::Rule rule = to_rule(u.eq, fmt::format("unproved-{:04}", i + 1), false);
+    rules::Rule rule =
+        to_rule(equality_from_key(u.key), fmt::format("unproved-{:04}", i + 1), false);
     rule.doc = u.reason;
     if (u.reduced > 0)
       rule.doc += fmt::format("; stands for {} candidate pairs, {} of them reduced into it",

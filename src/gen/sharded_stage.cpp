@@ -1,9 +1,12 @@
 // Enumeration and classification split over ranks. The exchange of fingerprint ranges goes
 // through the run directory: each rank writes its graphs of max_ops operators as 256 part
 // files by fingerprint range, and the rank that classifies a range reads that range's file of
-// every rank, so no rank holds the whole table. Both shares are kept, each under a temporary
+// every rank, so no rank holds the whole table; of the classes, each rank keeps those it
+// proves. Both shares are kept, each under a temporary
 // name renamed when whole: a rerun skips every share it finds.
 #include "gen/classify/classes_file.h"
+#include "gen/prove/rank_batches.h"
+#include "gen/prove/rule_owner.h"
 #include "gen/shard_files.h"
 #include "gen/stages.h"
 
@@ -85,12 +88,16 @@ Classified sharded_classify_stage(const Space& space, const GeneratorOptions& op
       first.spilled_bytes = c.spilled_bytes;
       all.parts_done = c.classified.parts_done;
     }
+    // Only the classes this rank proves (rule_owner) are kept: no rank holds them all.
+    std::erase_if(c.classified.classes,
+                  [&](const auto& kv) { return rule_owner(kv.first, ranks) != rank; });
     merge_classified(all, std::move(c.classified));
   }
+  const uint64_t classes_total = sum_over_ranks(cluster, {all.classes.size()})[0];
   // The stage times: enumeration up to the first barrier, classification from there on.
   record_enumeration(space, first.stats, first.requests, first.spilled_bytes, res, log, rep,
                      std::chrono::duration<double>(t1 - t0).count());
-  record_classified(all, opts, res, log, rep, t1);
+  record_classified(all, opts, res, log, rep, t1, classes_total);
   return all;
 }
 

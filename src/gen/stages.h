@@ -35,25 +35,32 @@ Classified classify_stage(const Space& space, EnumerationResult en, const Genera
                           GeneratorResult& res, StageLog& log, Reporter& rep);
 
 ClassifyOptions classify_options(const GeneratorOptions& opts);
+// `classes_total`: the classes of every rank (0: those of `cl`).
 void record_classified(const Classified& cl, const GeneratorOptions& opts, GeneratorResult& res,
-                       StageLog& log, Reporter& rep, Clock::time_point t0);
+                       StageLog& log, Reporter& rep, Clock::time_point t0,
+                       uint64_t classes_total = 0);
 
 // Enumeration and classification of a run kept in opts.run_dir, on the ranks of `cluster`:
 // each rank enumerates its root tasks and classifies its fingerprint ranges, reading every
 // rank's graphs of those ranges from the run directory; the shares found there from an
-// earlier run are not run again. Every rank returns the whole classification.
+// earlier run are not run again. Every rank returns the classes it proves (rule_owner) and
+// every rank's counts.
 Classified sharded_classify_stage(const Space& space, const GeneratorOptions& opts,
                                   Cluster& cluster, GeneratorResult& res, StageLog& log,
                                   Reporter& rep);
 
-// Verdicts on every class (lifted rules first, then the classes smallest first), with the
-// prover's times and the unproved classes.
+// Verdicts on every class of this rank (lifted rules first, then the classes smallest first),
+// with the prover's times; the counts returned are every rank's.
 ProofCounts prove_stage(std::vector<RuleClass>& classes, const GeneratorOptions& opts, Pruner& pr,
                         GeneratorResult& res, StageLog& log, Reporter& rep);
 
+// The classes not proved, of every rank, sorted by key, with their reasons (a class not tried
+// names the failed form that settled it): GeneratorResult::unproved. Frees `classes` first.
+void unproved_stage(std::vector<RuleClass> classes, Cluster& cluster, GeneratorResult& res);
+
 // The library: one most general form per class (renaming), per family (parameter lifting),
 // and the valid rules no more general one covers (common-subgraph pruning).
-void prune_stage(const std::vector<RuleClass>& classes, const ProofCounts& counts, const Pruner& pr,
+void prune_stage(const std::vector<RuleClass>& classes, const ProofCounts& counts, Pruner& pr,
                  GeneratorResult& res, StageLog& log);
 
 // The library's rules that use one of opts.with_ops (all of them when none are named).

@@ -189,6 +189,8 @@ class TermParser {
   }
 
   const std::map<std::string, VarInfo>& vars() const { return vars_; }
+  // A tensor variable the terms parsed elsewhere use (conditions may name it).
+  void know_tensor_var(const std::string& v) { use_var(v, {}, true, ""); }
 
  private:
   static std::string var_name(const SExpr& e, const char* what) {
@@ -529,6 +531,16 @@ std::vector<TermPtr> parse_terms(std::string_view text) {
   TermParser tp(&none);
   std::vector<TermPtr> out;
   for (const SExpr& e : read_sexprs(text, "<terms>")) out.push_back(tp.tensor_term(e));
+  return out;
+}
+
+std::vector<TermPtr> parse_conditions(std::string_view text,
+                                      const std::vector<std::string>& tensor_vars) {
+  DomainTable none;
+  TermParser tp(&none);
+  for (const std::string& v : tensor_vars) tp.know_tensor_var(v);
+  std::vector<TermPtr> out;
+  for (const SExpr& e : read_sexprs(text, "<conditions>")) out.push_back(tp.condition(e));
   return out;
 }
 

@@ -21,5 +21,9 @@ RuleSet load_rules(const std::string& path, const RuleSet* known = nullptr);
 TermPtr parse_term(std::string_view text);
 // Every tensor term of `text`, in order ("(relu ?a) ?b").
 std::vector<TermPtr> parse_terms(std::string_view text);
+// Every condition of `text` (the body of a (where ...), such as "(= (dim ?a 1) (dim ?b 0))")
+// over the tensor variables `tensor_vars` (without '?').
+std::vector<TermPtr> parse_conditions(std::string_view text,
+                                      const std::vector<std::string>& tensor_vars);
 
 }  // namespace graphsub::rules

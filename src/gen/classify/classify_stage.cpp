@@ -26,11 +26,12 @@ Classified classify_stage(const Space& space, EnumerationResult en, const Genera
 }
 
 void record_classified(const Classified& cl, const GeneratorOptions& opts, GeneratorResult& res,
-                       StageLog& log, Reporter& rep, Clock::time_point t0) {
+                       StageLog& log, Reporter& rep, Clock::time_point t0, uint64_t classes_total) {
+  if (classes_total == 0) classes_total = cl.classes.size();
   res.reduced_pairs = cl.reduced;
   res.reduce_from_ops = opts.reduce_from_ops;
   res.vanished_pairs = cl.vanished;
-  res.classes = cl.classes.size();
+  res.classes = classes_total;
   res.parts_classified = cl.parts_done;
   log.count("buckets (fingerprints shared)", cl.buckets,
             fmt::format("   ({} graphs)", cl.shared_graphs));
@@ -44,7 +45,7 @@ void record_classified(const Classified& cl, const GeneratorOptions& opts, Gener
     rep.info(
         fmt::format("  (only {} of the fingerprint ranges classified: --parts)", cl.parts_done));
   rep.info(fmt::format("  ({} classes up to renaming; peak memory so far {:.0f} MiB)",
-                       cl.classes.size(), process_peak_rss_mib()));
+                       classes_total, process_peak_rss_mib()));
 }
 
 }  // namespace graphsub::gen

@@ -255,14 +255,26 @@ void canonicalize(Equality& e, std::vector<TermPtr>* also) {
 
 Equality equality_from_key(const std::string& key) {
   size_t eq = key.find(" = ");
-  if (eq == std::string::npos || key.find(" where ") != std::string::npos)
-    throw Error(fmt::format("not the key of an equality without conditions: '{}'", key));
+  if (eq == std::string::npos) throw Error(fmt::format("not the key of an equality: '{}'", key));
+  size_t where = key.find(" where ", eq);
+  std::string_view sides(key);
   Equality e;
-  e.lhs = rules::parse_terms(std::string_view(key).substr(0, eq));
-  e.rhs = rules::parse_terms(std::string_view(key).substr(eq + 3));
+  std::string_view conditions;
+  if (where != std::string::npos) {
+    conditions = sides.substr(where + 7);
+    sides = sides.substr(0, where);
+  }
+  e.lhs = rules::parse_terms(sides.substr(0, eq));
+  e.rhs = rules::parse_terms(sides.substr(eq + 3));
+  if (!conditions.empty()) {
+    std::vector<TermPtr> all = e.lhs;
+    all.insert(all.end(), e.rhs.begin(), e.rhs.end());
+    e.conditions = rules::parse_conditions(conditions, variables_of(all));
+  }
   e.lhs_ops = count_ops(e.lhs);
   e.rhs_ops = count_ops(e.rhs);
   canonicalize(e);  // already canonical: sets key (the same text) and skeleton
+  if (e.key != key) throw Error(fmt::format("not a canonical key: '{}'", key));
   return e;
 }
 

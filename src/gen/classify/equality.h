@@ -33,8 +33,9 @@ rules::TermPtr side_term(const Space& s, const CompactGraph& g, TensorId t);
 // `also` (optional): terms over the same variables renamed the same way, outside the key.
 void canonicalize(Equality& e, std::vector<rules::TermPtr>* also = nullptr);
 
-// The canonical equality whose key is `key` (canonicalize's output), without conditions:
-// lets a store of classes keep keys only. Throws Error on a key with conditions.
+// The canonical equality whose key is `key` (canonicalize's output, conditions included):
+// lets a store of classes, or a rank that receives rules from another, keep keys only.
+// Throws Error on a text that is no canonical key.
 Equality equality_from_key(const std::string& key);
 
 // True when `specific` is `general` with its variables renamed, several possibly to one

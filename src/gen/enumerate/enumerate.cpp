@@ -391,9 +391,18 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
                            [&](Enumerator& e, size_t t) {
                              if (s.minimal_reads) e.collect_reps(&thread_reps[t]);
                            });
-    for (const ValueReps& r : thread_reps) merge_reps(reps, r);
+    // Each thread's table is freed once merged; the first is taken whole (no copy of it is
+    // ever held beside it: at N = 4 a table is hundreds of MiB, on every rank).
+    for (ValueReps& r : thread_reps) {
+      if (reps.size() == 0)
+        reps = std::move(r);
+      else
+        merge_reps(reps, r);
+      r = ValueReps{};
+    }
     std::vector<GraphRecord> got = concat_all(sinks, &VectorSink::records);
-    small.insert(small.end(), got.begin(), got.end());
+    got.insert(got.end(), small.begin(), small.end());
+    small = std::move(got);  // sorted below
   }
   std::sort(small.begin(), small.end(), record_less);
   FingerprintSet pieces;

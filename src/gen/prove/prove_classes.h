@@ -28,7 +28,8 @@ void prove_lifted_rules(std::vector<RuleClass>& classes, const ParamDomains& lif
 // Decides every class still Pending, smallest rules first; within a wave of one size, the most
 // general classes first, then their instances. A class not proved as stated is retried under
 // its shape conditions.
-void prove_in_waves(std::vector<RuleClass>& classes, int threads, Pruner& pr, ProofCounts& counts,
-                    Reporter& rep);
+// `failed`: the failed classes of every rank (FailBook), grown as the passes go.
+void prove_in_waves(std::vector<RuleClass>& classes, int threads, Pruner& pr, FailBook& failed,
+                    ProofCounts& counts, Reporter& rep);
 
 }  // namespace graphsub::gen

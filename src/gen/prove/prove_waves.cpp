@@ -2,33 +2,36 @@
 // common-subgraph generalizations and its more general renaming forms have verdicts: a valid
 // one implies it without a proof, a failed one makes its proof pointless (pruning before
 // proving, as TASO does).
+//
+// On several ranks each rank decides its own classes (rule_owner: a skeleton's renaming forms
+// lie on one rank, so the `general` links are followed on the rank). What a pass learns of
+// other ranks' rules, it learns from the books at the exchanges between the steps of a pass:
+// the verdicts (Pruner) and the failed classes (FailBook). A step reads the books as they
+// were when it began, in one process too, so the library does not depend on the ranks.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
 
-#include "ir/parallel.h"
 #include "gen/prove/prove_classes.h"
+#include "gen/prove/rank_batches.h"
+#include "ir/parallel.h"
 
 namespace graphsub::gen {
 namespace {
 
-// The class of a failed more general form that settles `c` (up its `general` chain, or among
-// its common-subgraph generalizations that are classes); null when none.
-const RuleClass* failed_general_form(const std::vector<RuleClass>& classes, const RuleClass& c,
-                                     Pruner& pr,
-                                     const std::map<std::string, size_t>& class_of_key) {
-  const RuleClass* failed = nullptr;
-  for (int g = c.general; g >= 0 && !failed; g = classes[static_cast<size_t>(g)].general)
+// The root of a failed more general form that settles `c` (up its `general` chain, or among
+// its common-subgraph generalizations that are failed classes); null when none.
+const RuleKey* failed_general_form(const std::vector<RuleClass>& classes, const RuleClass& c,
+                                   Pruner& pr, const FailBook& failed) {
+  for (int g = c.general; g >= 0; g = classes[static_cast<size_t>(g)].general)
     if (failure_carries_over(c, classes[static_cast<size_t>(g)]))
-      failed = &classes[static_cast<size_t>(g)];
+      return &classes[static_cast<size_t>(g)].failed_root;
   for (auto& k : pr.generalizations(c.eq)) {
-    if (failed) break;
-    auto it = class_of_key.find(k);
-    if (it != class_of_key.end() && failure_carries_over(c, classes[it->second]))
-      failed = &classes[it->second];
+    auto it = failed.find(k);
+    if (it != failed.end() && failure_carries_over(c, &it->second)) return &it->second.root;
   }
-  return failed;
+  return nullptr;
 }
 
 // A class not proved as stated (refuted, or the solver gave up) whose candidates all had dense
@@ -38,15 +41,17 @@ const RuleClass* failed_general_form(const std::vector<RuleClass>& classes, cons
 // operands needs each operand pair's inner sizes to agree, which the solver cannot know
 // without the condition. Not only refuted ones: the numeric test samples a few instances and
 // may miss the grouped ones that refute it.
-// `todo_idx`: the classes proved, `out`: their outcomes (reasons extended where the retry
-// fails).
+// `batch`, `out`: the batch proved and its outcomes (every rank's); `mine[k]`: the class of
+// batch item k where it is this rank's, else -1. Reasons are extended where the retry fails.
 void retry_under_shape_conditions(std::vector<RuleClass>& classes,
-                                  const std::vector<size_t>& todo_idx,
-                                  std::vector<ProofOutcome>& out, Pruner& pr, ProofCounts& counts) {
+                                  const std::vector<BatchItem>& batch,
+                                  const std::vector<long>& mine, std::vector<ProofOutcome>& out,
+                                  Pruner& pr, ProofCounts& counts) {
   std::vector<Equality> conditioned;
-  std::vector<size_t> retried;
-  for (size_t k = 0; k < todo_idx.size(); ++k) {
-    const RuleClass& c = classes[todo_idx[k]];
+  std::vector<size_t> retried;  // batch positions of this rank's retried classes
+  for (size_t k = 0; k < batch.size(); ++k) {
+    if (mine[k] < 0) continue;
+    const RuleClass& c = classes[static_cast<size_t>(mine[k])];
     if (out[k].proved || c.shape_conds.empty() || !out[k].retry_under_conditions()) continue;
     Equality ce = c.eq;
     ce.conditions = c.shape_conds;
@@ -54,28 +59,32 @@ void retry_under_shape_conditions(std::vector<RuleClass>& classes,
     conditioned.push_back(std::move(ce));
     retried.push_back(k);
   }
-  std::vector<const Equality*> cond_todo;
-  for (auto& ce : conditioned) cond_todo.push_back(&ce);
-  std::vector<ProofOutcome> cond_out = pr.prove(cond_todo);
+  std::vector<BatchItem> items;
+  for (auto& ce : conditioned) items.push_back(batch_item(ce, pr.max_vars()));
+  std::vector<BatchItem> cond_batch = gather_items(pr.cluster(), std::move(items));
+  std::vector<ProofOutcome> cond_out = pr.prove(cond_batch);
+  std::unordered_map<std::string, size_t> at;  // this rank's conditioned keys in the batch
+  for (size_t j = 0; j < cond_batch.size(); ++j) {
+    if (cond_out[j].proved) pr.mark_key(cond_batch[j].key, true, false);
+    if (cond_batch[j].eq) at.emplace(cond_batch[j].key, j);
+  }
   for (size_t j = 0; j < retried.size(); ++j) {
-    RuleClass& c = classes[todo_idx[retried[j]]];
-    if (cond_out[j].proved) {
+    RuleClass& c = classes[static_cast<size_t>(mine[retried[j]])];
+    const ProofOutcome& o = cond_out[at.at(conditioned[j].key)];
+    if (o.proved) {
       c.conditional = true;
       ++counts.conditional;
-      pr.mark(conditioned[j], true, false);
     } else {
-      out[retried[j]].reason += "; under shape conditions: " + cond_out[j].reason;
+      out[retried[j]].reason += "; under shape conditions: " + o.reason;
     }
   }
 }
 
 // One pass over a wave: its most general classes (`instances` false) or their instances.
 void prove_wave_pass(std::vector<RuleClass>& classes, const std::vector<size_t>& wave,
-                     bool instances, Pruner& pr, const std::map<std::string, size_t>& class_of_key,
-                     ProofCounts& counts) {
-  std::vector<const Equality*> todo;
-  std::vector<size_t> todo_idx;
+                     bool instances, Pruner& pr, FailBook& failed, ProofCounts& counts) {
   std::vector<const Equality*> gen_of;
+  std::vector<FailEntry> new_failures;
   for (size_t i : wave) {
     RuleClass& c = classes[i];
     bool instance = c.general >= 0;
@@ -83,54 +92,64 @@ void prove_wave_pass(std::vector<RuleClass>& classes, const std::vector<size_t>&
     if (instance && general_form_holds(classes, c)) {
       c.state = RuleClass::Implied;
       ++counts.implied;
-      pr.mark(c.eq, true, true);
+      pr.defer_mark(c.eq.key, true, true);
       continue;
     }
     if (pr.has_valid_generalization(c.eq)) continue;  // implied below
     // Prune before proving: a more general form that is a class and was not proved.
-    if (const RuleClass* failed = failed_general_form(classes, c, pr, class_of_key)) {
-      skip_for(c, failed->failed_key, failed->failed_reason);
+    if (const RuleKey* root = failed_general_form(classes, c, pr, failed)) {
+      skip_for(c, *root);
       ++counts.not_tried;
-      pr.mark(c.eq, false, false);
+      pr.defer_mark(c.eq.key, false, false);
+      new_failures.push_back({rule_key(c.eq.key), {*root, !c.shape_conds.empty()}});
       continue;
     }
     gen_of.push_back(&c.eq);
   }
-  pr.resolve_generalizations(gen_of);
+  pr.resolve_generalizations(pr.exchange(pr.undecided_generalizations(gen_of)));
+  std::vector<BatchItem> todo;
   for (size_t i : wave) {
     RuleClass& c = classes[i];
     if ((c.general >= 0) != instances || c.state != RuleClass::Pending) continue;
     if (pr.has_valid_generalization(c.eq)) {
       c.state = RuleClass::Implied;
       ++counts.implied;
-      pr.mark(c.eq, true, true);
+      pr.defer_mark(c.eq.key, true, true);
       continue;
     }
-    todo.push_back(&c.eq);
-    todo_idx.push_back(i);
+    todo.push_back(batch_item(c.eq, pr.max_vars()));
   }
-  std::vector<ProofOutcome> out = pr.prove(todo);
-  retry_under_shape_conditions(classes, todo_idx, out, pr, counts);
-  for (size_t k = 0; k < todo_idx.size(); ++k) {
-    RuleClass& c = classes[todo_idx[k]];
+  pr.exchange();
+  // This rank's classes by key, to find them in the batch.
+  std::unordered_map<const Equality*, size_t> class_of;
+  for (size_t i : wave) class_of.emplace(&classes[i].eq, i);
+  std::vector<BatchItem> batch = gather_items(pr.cluster(), std::move(todo));
+  std::vector<long> mine(batch.size(), -1);
+  for (size_t k = 0; k < batch.size(); ++k)
+    if (batch[k].eq) mine[k] = static_cast<long>(class_of.at(batch[k].eq));
+  std::vector<ProofOutcome> out = pr.prove(batch);
+  retry_under_shape_conditions(classes, batch, mine, out, pr, counts);
+  for (size_t k = 0; k < batch.size(); ++k) {
+    pr.mark_key(batch[k].key, out[k].proved, false);
+    if (mine[k] < 0) continue;
+    RuleClass& c = classes[static_cast<size_t>(mine[k])];
     bool proved = out[k].proved || c.conditional;
     c.state = proved ? RuleClass::Proved : RuleClass::Failed;
     c.reason = out[k].reason;
     // A prover verdict (not "not expressible": an instance may be expressible).
     if (!proved && out[k].kind != kNotExpressible && out[k].kind != kTooManyVars) {
-      c.failed_key = c.eq.key;
-      c.failed_reason = c.reason;
+      c.has_root = true;
+      c.failed_root = rule_key(c.eq.key);
+      new_failures.push_back({c.failed_root, {c.failed_root, !c.shape_conds.empty()}});
     }
-    pr.mark(c.eq, out[k].proved, false);
   }
+  exchange_failures(pr.cluster(), new_failures, failed);
 }
 
 }  // namespace
 
-void prove_in_waves(std::vector<RuleClass>& classes, int threads, Pruner& pr, ProofCounts& counts,
-                    Reporter& rep) {
-  std::map<std::string, size_t> class_of_key;
-  for (size_t i = 0; i < classes.size(); ++i) class_of_key.emplace(classes[i].eq.key, i);
+void prove_in_waves(std::vector<RuleClass>& classes, int threads, Pruner& pr, FailBook& failed,
+                    ProofCounts& counts, Reporter& rep) {
   std::vector<size_t> order(classes.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::vector<int> sizes(classes.size());
@@ -144,16 +163,19 @@ void prove_in_waves(std::vector<RuleClass>& classes, int threads, Pruner& pr, Pr
       });
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return sizes[a] < sizes[b]; });
-  for (size_t w = 0; w < order.size();) {
+  // Every rank runs a pass for every size any rank has (its own wave may be empty).
+  std::set<int> all_sizes = union_over_ranks(pr.cluster(), {sizes.begin(), sizes.end()});
+  size_t w = 0;
+  for (int size : all_sizes) {
     size_t w_end = w;
-    while (w_end < order.size() && sizes[order[w_end]] == sizes[order[w]]) ++w_end;
+    while (w_end < order.size() && sizes[order[w_end]] == size) ++w_end;
     std::vector<size_t> wave(order.begin() + static_cast<std::ptrdiff_t>(w),
                              order.begin() + static_cast<std::ptrdiff_t>(w_end));
     rep.progress("prove", static_cast<double>(w), static_cast<double>(order.size()),
-                 fmt::format("rules of {} operators", sizes[order[w]]));
+                 fmt::format("rules of {} operators", size));
     // Most general classes of the wave first, then their instances.
-    prove_wave_pass(classes, wave, false, pr, class_of_key, counts);
-    prove_wave_pass(classes, wave, true, pr, class_of_key, counts);
+    prove_wave_pass(classes, wave, false, pr, failed, counts);
+    prove_wave_pass(classes, wave, true, pr, failed, counts);
     w = w_end;
   }
 }

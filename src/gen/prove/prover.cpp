@@ -61,33 +61,57 @@ std::map<std::string, ProverTimes> CallTimes::summary() {
   return totals;
 }
 
-std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const Equality*>& eqs,
-                                    int max_vars, uint64_t& calls, CallTimes& times) {
-  std::vector<ProofOutcome> out(eqs.size());
+BatchItem batch_item(const Equality& e, int max_vars) {
+  BatchItem it;
+  it.key = e.key;
+  it.eq = &e;
+  it.vars = num_vars(e);
+  bool fwd = usable_direction(e.lhs, e.rhs);
+  if (!fwd && !usable_direction(e.rhs, e.lhs))
+    it.status = BatchItem::NotExpressible;
+  else if (max_vars > 0 && it.vars > max_vars)
+    it.status = BatchItem::TooManyVars;
+  else
+    it.status = fwd ? BatchItem::Forward : BatchItem::Reversed;
+  return it;
+}
+
+std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<BatchItem>& items,
+                                    int max_vars, uint64_t& calls, CallTimes& times,
+                                    const ChecksHere& checks_here) {
+  std::vector<ProofOutcome> out(items.size());
   std::vector<rules::Rule> batch;
   std::vector<size_t> where;
-  for (size_t i = 0; i < eqs.size(); ++i) {
-    const Equality& e = *eqs[i];
-    bool fwd = usable_direction(e.lhs, e.rhs);
-    if (!fwd && !usable_direction(e.rhs, e.lhs)) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    const BatchItem& it = items[i];
+    if (it.status == BatchItem::NotExpressible) {
       out[i].reason = "not expressible as a rule (a bare variable or unbound variable either way)";
       out[i].kind = kNotExpressible;
       continue;
     }
-    if (int n = num_vars(e); max_vars > 0 && n > max_vars) {
+    if (it.status == BatchItem::TooManyVars) {
       out[i].reason = fmt::format(
-          "not tried: {} tensor variables, more than the {} the prover is given (--max-vars)", n,
-          max_vars);
+          "not tried: {} tensor variables, more than the {} the prover is given (--max-vars)",
+          it.vars, max_vars);
       out[i].kind = kTooManyVars;
       continue;
     }
-    batch.push_back(to_rule(e, fmt::format("c{}", i), !fwd));
+    std::string name = fmt::format("c{}", i);
+    bool reversed = it.status == BatchItem::Reversed;
+    if (it.eq)
+      batch.push_back(to_rule(*it.eq, name, reversed));
+    else if (checks_here(batch.size()))
+      batch.push_back(to_rule(equality_from_key(it.key), name, reversed));
+    else
+      batch.push_back(rules::Rule{.name = std::move(name)});  // another rank checks it
     where.push_back(i);
   }
   calls += batch.size();
   if (batch.empty()) return out;
   std::vector<ProofOutcome> got = prove(batch);
-  if (got.size() != batch.size()) throw Error("prover returned the wrong number of outcomes");
+  batch.clear();
+  batch.shrink_to_fit();
+  if (got.size() != where.size()) throw Error("prover returned the wrong number of outcomes");
   for (size_t k = 0; k < where.size(); ++k) {
     times.add(got[k]);
     out[where[k]] = std::move(got[k]);

@@ -65,11 +65,29 @@ struct CallTimes {
   std::map<std::string, ProverTimes> summary();
 };
 
-// Proves the equalities `eqs` with the prover, each as a rule in a direction the rule
-// language can state; one outcome each. An equality with no such direction (a variable on
-// both sides' outputs) is not proved, nor one with more than `max_vars` tensor variables
-// (0: no limit). `calls` counts the rules sent.
-std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<const Equality*>& eqs,
-                                    int max_vars, uint64_t& calls, CallTimes& times);
+// One rule of a batch, as every rank sees it: its canonical key and how it goes to the prover
+// (decided where its equality is held). `eq`: the equality where this rank holds it; otherwise
+// it is rebuilt from the key, and only when one of this rank's verifier lanes checks it.
+struct BatchItem {
+  enum Status : uint8_t { Forward, Reversed, NotExpressible, TooManyVars };
+  std::string key;
+  uint8_t status = Forward;
+  int vars = 0;  // tensor variables (for the reason of TooManyVars)
+  const Equality* eq = nullptr;
+};
+
+// How `e` goes to the prover: in a direction the rule language can state, or not at all (no
+// such direction, or more than `max_vars` tensor variables; 0: no limit).
+BatchItem batch_item(const Equality& e, int max_vars);
+
+// Which rules of a batch (by their position among the rules sent) this rank checks; the
+// prover fills in the others from their ranks.
+using ChecksHere = std::function<bool(size_t)>;
+
+// Proves the items with the prover, each as a rule in its item's direction; one outcome each.
+// Items not sent (NotExpressible, TooManyVars) get that outcome. `calls` counts the rules sent.
+std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<BatchItem>& items,
+                                    int max_vars, uint64_t& calls, CallTimes& times,
+                                    const ChecksHere& checks_here);
 
 }  // namespace graphsub::gen

@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cstring>
 #include <map>
 
-#include "ir/parallel.h"
 #include "gen/prove/prover.h"
+#include "ir/parallel.h"
 
 namespace graphsub::gen {
 
@@ -50,6 +51,9 @@ void link_most_general_forms(std::vector<RuleClass>& classes, Reporter& rep) {
              classes[j].vars > classes[static_cast<size_t>(classes[i].general)].vars))
           classes[i].general = static_cast<int>(j);
   }
+  // Nothing after this reads a class's skeleton: its text is freed (hundreds of thousands of
+  // them at N = 4).
+  for (auto& c : classes) std::string().swap(c.eq.skeleton);
 }
 
 bool general_form_holds(const std::vector<RuleClass>& classes, const RuleClass& c) {
@@ -58,16 +62,34 @@ bool general_form_holds(const std::vector<RuleClass>& classes, const RuleClass& 
   return false;
 }
 
-void skip_for(RuleClass& c, const std::string& key, const std::string& reason) {
+void skip_for(RuleClass& c, const RuleKey& root) {
   c.state = RuleClass::Failed;
-  c.failed_key = key;
-  c.failed_reason = reason;
-  c.reason = fmt::format("not tried: its more general form {} was not proved ({})", key, reason);
+  c.has_root = true;
+  c.not_tried = true;
+  c.failed_root = root;
 }
 
 bool failure_carries_over(const RuleClass& c, const RuleClass& g) {
-  return g.state == RuleClass::Failed && !g.failed_key.empty() &&
+  return g.state == RuleClass::Failed && g.has_root &&
          (c.shape_conds.empty() || !g.shape_conds.empty());
+}
+
+bool failure_carries_over(const RuleClass& c, const FailInfo* g) {
+  return g && (c.shape_conds.empty() || g->has_conds);
+}
+
+void exchange_failures(Cluster& cluster, std::vector<FailEntry>& mine, FailBook& book) {
+  if (cluster.size() == 1) {
+    for (const FailEntry& f : mine) book.emplace(f.key, f.info);
+  } else {
+    for (const std::string& bytes : cluster.all_gather(std::string(
+             reinterpret_cast<const char*>(mine.data()), mine.size() * sizeof(FailEntry)))) {
+      std::vector<FailEntry> theirs(bytes.size() / sizeof(FailEntry));
+      if (!theirs.empty()) std::memcpy(theirs.data(), bytes.data(), bytes.size());
+      for (const FailEntry& f : theirs) book.emplace(f.key, f.info);
+    }
+  }
+  mine.clear();
 }
 
 }  // namespace graphsub::gen
