@@ -29,14 +29,16 @@ std::string class_shard_bytes(const ClassShard& c) {
   return std::move(w.bytes()) + classified_bytes(c.classified);
 }
 
-ClassShard class_shard_from(const std::string& bytes, const std::string& what) {
+// `keep`: the classes kept (this rank's).
+ClassShard class_shard_from(const std::string& bytes, const std::string& what,
+                            const std::function<bool(const std::string&)>& keep) {
   ByteReader in(bytes, what);
   ClassShard c;
   c.stats = in.get<EnumStats>();
   c.requests = in.get<uint64_t>();
   c.spilled_bytes = in.get<uint64_t>();
   constexpr size_t head = sizeof(EnumStats) + 2 * sizeof(uint64_t);
-  c.classified = classified_from_bytes(bytes.substr(head), what);
+  c.classified = classified_from_bytes(std::string_view(bytes).substr(head), what, keep);
   return c;
 }
 
@@ -81,16 +83,16 @@ Classified sharded_classify_stage(const Space& space, const GeneratorOptions& op
     std::optional<std::string> bytes = read_file_if_any(path);
     if (!bytes)
       throw Error(fmt::format("the classification shard of rank {} is missing ({})", r, path));
-    ClassShard c = class_shard_from(*bytes, path);
+    // Only the classes this rank proves (rule_owner) are kept: no rank holds them all.
+    ClassShard c = class_shard_from(
+        *bytes, path, [&](const std::string& key) { return rule_owner(key, ranks) == rank; });
+    bytes.reset();
     if (r == 0) {
       first.stats = c.stats;
       first.requests = c.requests;
       first.spilled_bytes = c.spilled_bytes;
       all.parts_done = c.classified.parts_done;
     }
-    // Only the classes this rank proves (rule_owner) are kept: no rank holds them all.
-    std::erase_if(c.classified.classes,
-                  [&](const auto& kv) { return rule_owner(kv.first, ranks) != rank; });
     merge_classified(all, std::move(c.classified));
   }
   const uint64_t classes_total = sum_over_ranks(cluster, {all.classes.size()})[0];

@@ -58,7 +58,8 @@ std::string classified_bytes(const Classified& c) {
   return std::move(w.bytes());
 }
 
-Classified classified_from_bytes(const std::string& bytes, const std::string& what) {
+Classified classified_from_bytes(std::string_view bytes, const std::string& what,
+                                 const std::function<bool(const std::string&)>& keep) {
   ByteReader in(bytes, what);
   if (in.get<uint64_t>() != kClassesMagic)
     throw Error(what + ": not a classification shard of this program");
@@ -74,7 +75,7 @@ Classified classified_from_bytes(const std::string& bytes, const std::string& wh
     acc.reduced = in.get<uint64_t>();
     uint64_t conds = in.get<uint64_t>();
     for (uint64_t k = 0; k < conds; ++k) acc.shape_conds.push_back(get_term(in));
-    c.classes.emplace_hint(c.classes.end(), std::move(key), std::move(acc));
+    if (!keep || keep(key)) c.classes.emplace_hint(c.classes.end(), std::move(key), std::move(acc));
   }
   if (!in.done()) throw Error(what + ": damaged classification shard (bytes after the end)");
   return c;
