@@ -29,12 +29,16 @@ void write_file_whole(const std::string& path, const std::string& bytes) {
 }
 
 std::optional<std::string> read_file_if_any(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return std::nullopt;
-  std::ostringstream s;
-  s << f.rdbuf();
-  if (f.bad()) throw Error(fmt::format("error reading '{}'", path));
-  return s.str();
+  // Read into a string of the file's size: a stream buffer would hold a second copy of a
+  // shard (tens of MiB at N = 4) on the way.
+  std::streamoff size = f.tellg();
+  if (size < 0) throw Error(fmt::format("error reading '{}'", path));
+  std::string bytes(static_cast<size_t>(size), '\0');
+  f.seekg(0);
+  if (!f.read(bytes.data(), size)) throw Error(fmt::format("error reading '{}'", path));
+  return bytes;
 }
 
 bool path_exists(const std::string& path) {

@@ -26,7 +26,8 @@ std::string class_shard_bytes(const ClassShard& c) {
   w.put(c.stats);
   w.put(c.requests);
   w.put(c.spilled_bytes);
-  return std::move(w.bytes()) + classified_bytes(c.classified);
+  put_classified(w, c.classified);  // one copy of the classes' bytes, not two
+  return std::move(w.bytes());
 }
 
 // `keep`: the classes kept (this rank's).

@@ -44,6 +44,11 @@ rules::TermPtr get_term(ByteReader& in, int depth = 0) {
 
 std::string classified_bytes(const Classified& c) {
   ByteWriter w;
+  put_classified(w, c);
+  return std::move(w.bytes());
+}
+
+void put_classified(ByteWriter& w, const Classified& c) {
   w.put(kClassesMagic);
   for (uint64_t v : {c.buckets, c.shared_graphs, c.pairs, c.passed, c.reduced, c.vanished,
                      c.parts_done, static_cast<uint64_t>(c.classes.size())})
@@ -55,7 +60,6 @@ std::string classified_bytes(const Classified& c) {
     w.put<uint64_t>(acc.shape_conds.size());
     for (const auto& t : acc.shape_conds) put_term(w, t);
   }
-  return std::move(w.bytes());
 }
 
 Classified classified_from_bytes(std::string_view bytes, const std::string& what,
