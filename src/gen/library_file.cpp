@@ -82,7 +82,7 @@ std::string unproved_text(const GeneratorResult& r, const LibraryInfo& info) {
   for (size_t i = 0; i < r.unproved.size(); ++i) {
     const UnprovedRule& u = r.unproved[i];
     rules::Rule rule =
-        to_rule(equality_from_key(u.key), fmt::format("unproved-{:04}", i + 1), false);
+        to_rule(equality_from_key(u.key, false), fmt::format("unproved-{:04}", i + 1), false);
     rule.doc = u.reason;
     if (u.reduced > 0)
       rule.doc += fmt::format("; stands for {} candidate pairs, {} of them reduced into it",

@@ -36,7 +36,9 @@ void canonicalize(Equality& e, std::vector<rules::TermPtr>* also = nullptr);
 // The canonical equality whose key is `key` (canonicalize's output, conditions included):
 // lets a store of classes, or a rank that receives rules from another, keep keys only.
 // Throws Error on a text that is no canonical key.
-Equality equality_from_key(const std::string& key);
+// `check` false: a key this run made itself (a batch item, a report entry) is read without
+// canonicalizing it again, and without its skeleton.
+Equality equality_from_key(const std::string& key, bool check = true);
 
 // True when `specific` is `general` with its variables renamed, several possibly to one
 // (terms only: conditions are not compared).

@@ -85,6 +85,7 @@ void prove_lifted_rules(std::vector<RuleClass>& classes, const ParamDomains& lif
       pr.defer_mark(lf.eq.key, true, !adds);
     }
     l = l_end;
+    pr.forget_generalizations();
   }
   pr.exchange();
 }

@@ -144,6 +144,7 @@ void prove_wave_pass(std::vector<RuleClass>& classes, const std::vector<size_t>&
     }
   }
   exchange_failures(pr.cluster(), new_failures, failed);
+  pr.forget_generalizations();
 }
 
 }  // namespace

@@ -101,7 +101,7 @@ std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<Batch
     if (it.eq)
       batch.push_back(to_rule(*it.eq, name, reversed));
     else if (checks_here(batch.size()))
-      batch.push_back(to_rule(equality_from_key(it.key), name, reversed));
+      batch.push_back(to_rule(equality_from_key(it.key, false), name, reversed));
     else
       batch.push_back(rules::Rule{.name = std::move(name)});  // another rank checks it
     where.push_back(i);

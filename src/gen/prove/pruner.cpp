@@ -141,7 +141,7 @@ std::vector<Equality> Pruner::irredundant() const {
             [](const std::string* a, const std::string* b) { return *a < *b; });
   std::vector<Equality> out;
   out.reserve(keys.size());
-  for (const std::string* k : keys) out.push_back(equality_from_key(*k));
+  for (const std::string* k : keys) out.push_back(equality_from_key(*k, false));
   return out;
 }
 

@@ -54,6 +54,13 @@ class Pruner {
   // generalizations of this rank's rules to resolve, returned as the union of every rank's.
   std::set<std::string> exchange(const std::set<std::string>& open = {});
 
+  // Drops the memo of generalizations and the equalities of those not decided: the steps of a
+  // pass need them, later passes compute again the few they ask for (at N = 4 they were
+  // hundreds of MiB, mostly of classes pruned without a proof).
+  void forget_generalizations() {
+    gens_ = {};
+    pending_ = {};
+  }
   // Canonical generalizations of `e`, by key (memoized).
   const std::vector<RuleKey>& generalizations(const Equality& e);
   bool has_valid_generalization(const Equality& e);
