@@ -5,9 +5,10 @@
 //
 // Every rank runs the same pipeline on the same options. Enumeration and classification are
 // split between the ranks (root tasks and fingerprint ranges), their results exchanged through
-// the run directory; proofs are split by verifier lane and their verdicts all-gathered, so
-// every rank holds the same classes and verdicts and the library does not depend on the
-// number of ranks.
+// the run directory. Each rank then holds and decides the classes it owns (prove/rule_owner.h);
+// the rules sent to the prover are gathered into one batch in key order, checked by verifier
+// lane and their verdicts all-gathered, so every rank keeps the same verdict book and the
+// library does not depend on the number of ranks.
 #include <string>
 #include <vector>
 
