@@ -9,6 +9,7 @@
 #include "gen/prove/rule_owner.h"
 #include "gen/shard_files.h"
 #include "gen/stages.h"
+#include "ir/heap_release.h"
 
 namespace graphsub::gen {
 
@@ -73,6 +74,7 @@ Classified sharded_classify_stage(const Space& space, const GeneratorOptions& op
     own.requests = en.requests.size();
     own.spilled_bytes = en.spilled_bytes;
     en = EnumerationResult{};
+    release_free_memory();
     write_file_whole(mine, class_shard_bytes(own));
   }
   rep.progress("pair and re-test", 0, 0, "waiting for the other ranks");
@@ -96,6 +98,7 @@ Classified sharded_classify_stage(const Space& space, const GeneratorOptions& op
     }
     merge_classified(all, std::move(c.classified));
   }
+  release_free_memory();  // the shards read, and the other ranks' classes dropped
   const uint64_t classes_total = sum_over_ranks(cluster, {all.classes.size()})[0];
   // The stage times: enumeration up to the first barrier, classification from there on.
   record_enumeration(space, first.stats, first.requests, first.spilled_bytes, res, log, rep,

@@ -3,6 +3,8 @@
 #include <sys/resource.h>
 
 #include <ctime>
+#include <fstream>
+#include <string>
 
 namespace graphsub {
 
@@ -14,6 +16,18 @@ uint64_t process_peak_rss_bytes() {
 
 double process_peak_rss_mib() {
   return static_cast<double>(process_peak_rss_bytes()) / (1 << 20);
+}
+
+uint64_t process_rss_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string field;
+  while (status >> field) {
+    if (field != "VmRSS:") continue;
+    uint64_t kib = 0;
+    status >> kib;
+    return kib * 1024;
+  }
+  return 0;
 }
 
 double process_cpu_seconds() {

@@ -10,6 +10,9 @@ namespace graphsub {
 // /proc/self/status), in bytes and in MiB; 0 where the system does not say.
 uint64_t process_peak_rss_bytes();
 double process_peak_rss_mib();
+// Resident memory of this process now (VmRSS of /proc/self/status), in bytes; 0 where the
+// system does not say.
+uint64_t process_rss_bytes();
 
 // Processor time of this process so far (all its threads), in seconds with nanosecond
 // resolution.

@@ -2,6 +2,7 @@
 // are classified; the enumeration is dropped right after, before the classes' terms are
 // rebuilt, so that both are never held at once.
 #include "gen/stages.h"
+#include "ir/heap_release.h"
 #include "ir/process_stats.h"
 
 namespace graphsub::gen {
@@ -21,6 +22,7 @@ Classified classify_stage(const Space& space, EnumerationResult en, const Genera
   ClassifyOptions co = classify_options(opts);
   Classified cl = classify_candidates(space, en, co, rep);
   en = EnumerationResult{};
+  release_free_memory();
   record_classified(cl, opts, res, log, rep, t0);
   return cl;
 }

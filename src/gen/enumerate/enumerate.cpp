@@ -256,15 +256,21 @@ void requests_of_small_graphs(const Space& s, const std::vector<GraphRecord>& re
   }
 }
 
+// The parts' vectors joined, with room for `extra` more. The first part's vector is taken
+// over, not copied (with one thread it is everything: at N = 4, 5.3 M small graphs, 212 MB).
 template <class T, class Member>
 std::vector<T> concat_all(std::vector<std::unique_ptr<Member>>& parts,
-                          std::vector<T> Member::*field) {
-  size_t n = 0;
+                          std::vector<T> Member::*field, size_t extra = 0) {
+  size_t n = extra;
   for (auto& p : parts) n += ((*p).*field).size();
   std::vector<T> all;
+  if (!parts.empty()) {
+    all = std::move((*parts.front()).*field);
+    std::vector<T>().swap((*parts.front()).*field);
+  }
   all.reserve(n);
-  for (auto& p : parts) {
-    std::vector<T>& v = (*p).*field;
+  for (size_t i = 1; i < parts.size(); ++i) {
+    std::vector<T>& v = (*parts[i]).*field;
     all.insert(all.end(), v.begin(), v.end());
     std::vector<T>().swap(v);
   }
@@ -400,7 +406,7 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
         merge_reps(reps, r);
       r = ValueReps{};
     }
-    std::vector<GraphRecord> got = concat_all(sinks, &VectorSink::records);
+    std::vector<GraphRecord> got = concat_all(sinks, &VectorSink::records, small.size());
     got.insert(got.end(), small.begin(), small.end());
     small = std::move(got);  // sorted below
   }

@@ -7,6 +7,7 @@
 #include "gen/prove/rank_batches.h"
 #include "gen/shard_files.h"
 #include "gen/stages.h"
+#include "ir/heap_release.h"
 #include "ir/process_stats.h"
 
 namespace graphsub::gen {
@@ -59,6 +60,7 @@ void unproved_stage(std::vector<RuleClass> classes, Cluster& cluster, GeneratorR
     w.put(c.failed_root);
   }
   classes = std::vector<RuleClass>{};
+  release_free_memory();
   struct Failed {
     UnprovedRule u;
     bool not_tried;

@@ -15,6 +15,7 @@
 
 #include "gen/prove/prove_classes.h"
 #include "gen/prove/rank_batches.h"
+#include "ir/heap_release.h"
 #include "ir/parallel.h"
 
 namespace graphsub::gen {
@@ -145,6 +146,7 @@ void prove_wave_pass(std::vector<RuleClass>& classes, const std::vector<size_t>&
   }
   exchange_failures(pr.cluster(), new_failures, failed);
   pr.forget_generalizations();
+  release_free_memory();  // the batch's terms and the solver's sessions of this pass
 }
 
 }  // namespace
