@@ -62,7 +62,9 @@ std::set<std::string> Pruner::exchange(const std::set<std::string>& open) {
   w.put<uint64_t>(open.size());
   for (auto& k : open) w.put_string(k);
   std::set<std::string> all;
-  for (const std::string& bytes : cluster_.all_gather(w.bytes())) {
+  std::vector<std::string> got = cluster_.all_gather(w.bytes());
+  std::string().swap(w.bytes());
+  for (std::string& bytes : got) {
     ByteReader in(bytes, "a rank's verdicts");
     for (uint64_t n = in.get<uint64_t>(); n > 0; --n) {
       std::string key = in.get_string();
@@ -70,6 +72,7 @@ std::set<std::string> Pruner::exchange(const std::set<std::string>& open) {
       mark_key(key, flags & 1, flags & 2);
     }
     for (uint64_t n = in.get<uint64_t>(); n > 0; --n) all.insert(in.get_string());
+    std::string().swap(bytes);  // read: freed before the next rank's are
   }
   return all;
 }

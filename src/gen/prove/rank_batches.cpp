@@ -17,6 +17,10 @@ std::vector<BatchItem> gather_items(Cluster& cluster, std::vector<BatchItem> min
   }
   std::vector<BatchItem> all;
   std::vector<std::string> got = cluster.all_gather(w.bytes());
+  // Each rank's bytes freed once read (this rank's own at once: its items are moved over), so
+  // the batch is not held as bytes and as items at once.
+  std::string().swap(w.bytes());
+  std::string().swap(got[static_cast<size_t>(cluster.rank())]);
   for (int r = 0; r < cluster.size(); ++r) {
     if (r == cluster.rank()) {
       for (BatchItem& it : mine) all.push_back(std::move(it));
@@ -30,6 +34,7 @@ std::vector<BatchItem> gather_items(Cluster& cluster, std::vector<BatchItem> min
       it.vars = in.get<int>();
       all.push_back(std::move(it));
     }
+    std::string().swap(got[static_cast<size_t>(r)]);
   }
   std::stable_sort(all.begin(), all.end(),
                    [](const BatchItem& a, const BatchItem& b) { return a.key < b.key; });
