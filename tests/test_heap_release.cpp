@@ -2,21 +2,16 @@
 // the allocator would keep resident, leave the process.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <vector>
 
 #include "ir/heap_release.h"
 #include "ir/process_stats.h"
+#include "test_onnx_support.h"
 
 namespace graphsub {
 namespace {
-
-// AddressSanitizer keeps freed blocks in quarantine (scripts/test.sh sets GRAPHSUB_SANITIZED).
-bool sanitized() {
-  return std::getenv("GRAPHSUB_SANITIZED") != nullptr;
-}
 
 TEST(HeapRelease, FreedBlocksBelowALiveOneLeaveTheProcess) {
   // 64 MiB in blocks small enough to come from the heap (not mapped one by one), then a
@@ -35,7 +30,7 @@ TEST(HeapRelease, FreedBlocksBelowALiveOneLeaveTheProcess) {
   const uint64_t after = process_rss_bytes();
   EXPECT_EQ(pin[kBlock - 1], 2);
   ASSERT_GT(before, 0u);
-  if (sanitized()) {
+  if (testing::sanitized()) {              // AddressSanitizer quarantines freed blocks
     EXPECT_LE(after, before + (8 << 20));  // nothing handed back, and nothing broken
     return;
   }
