@@ -37,8 +37,11 @@ TEST(GenFlatMap, RepresentativesKeepTheirValuesInPackedSlots) {
   for (uint64_t h = 1; h <= 5000; ++h) {
     const ValueRep* r = reps.find(h);
     ASSERT_NE(r, nullptr);
-    EXPECT_EQ(r->ops, h % 2 ? 2u : 3u);
-    EXPECT_EQ(r->term, h % 2 ? h : h * 7);
+    // Copied out: the packed fields may not be bound to references (EXPECT_EQ takes them so).
+    const uint32_t ops = r->ops;
+    const uint64_t term = r->term;
+    EXPECT_EQ(ops, h % 2 ? 2u : 3u);
+    EXPECT_EQ(term, h % 2 ? h : h * 7);
   }
 }
 
