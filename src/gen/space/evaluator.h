@@ -66,6 +66,14 @@ class Evaluator {
   const std::vector<GenOp>& variants_;
   bool alt_;
   const Applied& resolve(uint32_t v, std::span<const TypeId> in);
+  // True when, at these sizes, the outputs do not depend on one of the inputs: attention over
+  // a single key ignores its queries, softmax or a normalization over an axis of one element
+  // ignores its input. Such an application is a coincidence of the pool's sizes: every graph
+  // through it equals every graph with another tensor in that input, none of those equalities
+  // holds in general, and at N = 3 over every operator their pairs outgrew the machine. The
+  // enumerator does not apply it (the re-test pool, whose sizes of 1 stay 1, would not catch
+  // them). Checked by running the kernel on other fillings of each input.
+  bool ignores_an_input(uint32_t v, const Applied& a) const;
 
   TypeTable types_;
   // Resolved applications by (variant, first input type): a row indexed by the second input
