@@ -17,6 +17,7 @@
 #include "ir/hash.h"
 #include "rules/axiom_ops.h"
 #include "rules/conditions.h"
+#include "rules/inference_cache.h"
 #include "rules/instances.h"
 #include "rules/instantiate.h"
 #include "rules/type_prechecks.h"
@@ -27,59 +28,11 @@ namespace {
 // Bindings one search may try before the bottom-up enumeration takes over: a rule that
 // type-checks at all usually gives an instance within a few dozen.
 constexpr size_t kStepsPerSearch = 4096;
-// Results a thread's inference cache holds before it starts over (about 50 bytes each).
-constexpr size_t kInferenceCacheSize = 1 << 16;
-// Tensor arguments of one application (SkipLayerNormalization with beta has four).
-constexpr size_t kMaxTensorArgs = 4;
-
-// Shape inference of one application for given argument types, per thread and across rules:
-// the same operators over the same small shapes recur in rule after rule. Types and
-// applications (operator, parameter values and constants, without the tensor arguments) are
-// numbered, so a result is found by a 128-bit key.
-class InferenceCache {
- public:
-  static InferenceCache& of_thread() {
-    static thread_local InferenceCache cache;
-    return cache;
-  }
-  int32_t type_id(const TensorType& t) { return static_cast<int32_t>(types_.id(t)); }
-  const TensorType& type(int32_t id) const { return types_.type(static_cast<uint32_t>(id)); }
-  uint32_t signature_id(const std::string& signature) {
-    return signature_ids_.try_emplace(signature, static_cast<uint32_t>(signature_ids_.size()))
-        .first->second;
-  }
-  struct Key {
-    uint64_t hi, lo, last;  // signature and first argument, the next two, the fourth
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return (k.hi * 0x9E3779B97F4A7C15ull ^ k.lo) * 0xC2B2AE3D27D4EB4Full ^ k.last;
-    }
-  };
-  // The result type id (-1: ill-typed), computing it with `infer` when not known.
-  template <class Infer>
-  int32_t result(const Key& key, Infer&& infer) {
-    if (auto it = results_.find(key); it != results_.end()) return it->second;
-    std::optional<TensorType> t = infer();
-    if (results_.size() >= kInferenceCacheSize) results_.clear();  // bounded memory
-    int32_t id = t ? type_id(*t) : -1;
-    results_.emplace(key, id);
-    return id;
-  }
-
- private:
-  TypeTable types_;
-  std::unordered_map<std::string, uint32_t> signature_ids_;
-  std::unordered_map<Key, int32_t, KeyHash> results_;
-};
-
 class Sampler {
  public:
   Sampler(const Rule& r, const ParamAssignment& params, const Candidates& candidates,
           size_t max_steps)
       : r_(r), params_(params), max_steps_(max_steps), cache_(InferenceCache::of_thread()) {
-    for (auto& [name, value] : params) params_text_ += name + '=' + param_str(value) + ';';
     for (auto& v : r.tensor_vars) {
       auto it = candidates.find(v);
       if (it == candidates.end())
@@ -175,11 +128,7 @@ class Sampler {
       if (!op) throw Error(fmt::format("unknown operator '{}'", t->name));
       n.op = op;
       n.unpadded_conv = op->op->name == "conv" && unpadded_conv(*t, params_);
-      std::string sig = t->name;
-      for (size_t i = 0; i < t->args.size(); ++i)
-        sig += ' ' + (i < op->num_params() || is_constant_term(t->args[i]) ? term_str(t->args[i])
-                                                                           : std::string("_"));
-      n.signature = cache_.signature_id(sig + '|' + params_text_);
+      n.signature = cache_.signature_id(application_signature(t, *op, params_));
       for (size_t i = op->num_params(); i < t->args.size(); ++i) {
         if (is_constant_term(t->args[i])) {
           n.args.push_back(-1);
@@ -190,9 +139,9 @@ class Sampler {
         for (int v : nodes_[static_cast<size_t>(a)].vars)
           if (std::find(n.vars.begin(), n.vars.end(), v) == n.vars.end()) n.vars.push_back(v);
       }
-      if (n.args.size() > kMaxTensorArgs)
+      if (n.args.size() > InferenceCache::kMaxTensorArgs)
         throw Error(fmt::format("{}: {} has more than {} tensor arguments", r_.name, t->name,
-                                kMaxTensorArgs));
+                                InferenceCache::kMaxTensorArgs));
     }
     nodes_.push_back(std::move(n));
     int id = static_cast<int>(nodes_.size()) - 1;
@@ -207,12 +156,12 @@ class Sampler {
       types_[i] = vars_[static_cast<size_t>(n.var)].ids[static_cast<size_t>(choice_[n.var])];
       return true;
     }
-    uint64_t arg_ids[kMaxTensorArgs] = {};  // type id + 1 of each tensor argument, 0: constant
+    uint64_t arg_ids[InferenceCache::kMaxTensorArgs] =
+        {};  // type id + 1 of each tensor argument, 0: constant
     for (size_t k = 0; k < n.args.size(); ++k)
       if (n.args[k] >= 0)
         arg_ids[k] = static_cast<uint64_t>(types_[static_cast<size_t>(n.args[k])]) + 1;
-    InferenceCache::Key key{uint64_t{n.signature} << 32 | arg_ids[0], arg_ids[1] << 32 | arg_ids[2],
-                            arg_ids[3]};
+    const InferenceCache::Key key = InferenceCache::key_of(n.signature, arg_ids);
     types_[i] = cache_.result(key, [&] {
       std::vector<std::optional<TensorType>> args;
       for (int a : n.args)
@@ -285,7 +234,6 @@ class Sampler {
   std::vector<int32_t> types_;               // per node, the current binding's type id
   std::vector<int16_t> choice_;              // per variable, the current candidate index
   InferenceCache& cache_;                    // also numbers the types in types_ and Var::ids
-  std::string params_text_;                  // the parameter assignment, for signatures
   Instance scratch_;
 };
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "rules/axiom_ops.h"
 #include "rules/conditions.h"
+#include "rules/inference_cache.h"
 #include "rules/instantiate.h"
 #include "rules/type_prechecks.h"
 
@@ -300,6 +301,11 @@ class Enumerator {
       // well-typed). Many bindings give the same argument types: infer once per distinct types.
       std::vector<int64_t> arg_ids(t->args.size() - np, -1);
       std::map<std::vector<int64_t>, int64_t> infer_cache;
+      // The thread's cache across rules keys on the application's signature (at most
+      // kMaxTensorArgs tensor arguments); this table keys on this subterm's argument types.
+      const bool thread_cached = arg_ids.size() <= InferenceCache::kMaxTensorArgs;
+      const uint32_t signature =
+          thread_cached ? cache_.signature_id(application_signature(t, *op, params_)) : 0;
       const bool is_conv = op->op->name == "conv";
       const bool unpadded = is_conv && unpadded_conv(*t, params_);
       KeyFn key = [&](size_t list, const TensorType& ty) {
@@ -316,10 +322,21 @@ class Enumerator {
                 if (arg_ids[k] >= 0) args[k] = type_of(static_cast<uint32_t>(arg_ids[k]));
               int64_t result = -1;
               if (!is_conv || !args[0] || !args[1] || conv_may_fit(*args[0], *args[1], unpadded)) {
-                try {
-                  result = intern(infer_app_type(t, params_, args));
-                } catch (const Error&) {
-                  // Not well-typed for these types: no instance.
+                auto infer = [&]() -> std::optional<TensorType> {
+                  try {
+                    return infer_app_type(t, params_, args);
+                  } catch (const Error&) {
+                    return std::nullopt;  // not well-typed for these types: no instance
+                  }
+                };
+                if (thread_cached) {
+                  uint64_t ids[InferenceCache::kMaxTensorArgs] = {};
+                  for (size_t k = 0; k < arg_ids.size(); ++k)
+                    ids[k] = arg_ids[k] >= 0 ? static_cast<uint64_t>(arg_ids[k]) + 1 : 0;
+                  result = cache_.result(
+                      InferenceCache::key_of(signature, std::span(ids, arg_ids.size())), infer);
+                } else if (std::optional<TensorType> r = infer()) {
+                  result = intern(*r);
                 }
               }
               it = infer_cache.emplace(arg_ids, result).first;
@@ -343,12 +360,13 @@ class Enumerator {
                       r_.name, max_partials_, names_.size()));
   }
 
-  uint32_t intern(const TensorType& t) { return types_.id(t); }
-  const TensorType& type_of(uint32_t id) const { return types_.type(id); }
+  // Types are numbered by the thread's inference cache, whose results are type ids.
+  uint32_t intern(const TensorType& t) { return static_cast<uint32_t>(cache_.type_id(t)); }
+  const TensorType& type_of(uint32_t id) const { return cache_.type(static_cast<int32_t>(id)); }
 
   const Rule& r_;
   const ParamAssignment& params_;
-  TypeTable types_;
+  InferenceCache& cache_ = InferenceCache::of_thread();
   std::vector<std::string> names_;
   std::map<std::string, int> index_;
   std::vector<const std::vector<TensorType>*> cands_;
