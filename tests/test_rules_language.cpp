@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <thread>
 
 #include "core/error.h"
 #include "exec/reference_executor.h"
@@ -431,6 +432,33 @@ TEST(Instances, RandomSamplesAreWellTypedDistinctAndSeeded) {
     seen.insert(got.begin(), got.end());
   }
   EXPECT_GT(seen.size(), 8u);  // not the same few instances whatever the seed
+}
+
+// Shape inference is kept per thread across rules and parameter assignments (rules/
+// inference_cache.h), in both searches: what a thread inferred before does not change the
+// instances. Concat along parameter ?a types differently for each axis, so a cache keyed
+// without the assignment would hand axis 1 the types of axis 0.
+TEST(Instances, InferenceKeptAcrossAssignmentsDoesNotChangeTheInstances) {
+  RuleSet ax = load_rules(kAxioms);
+  RuleSet s = parse_rules(
+      "(rule c (source (relu (concat ?a ?y ?z))) (target (concat ?a (relu ?y) (relu ?z))))",
+      "t.rules", &ax);
+  const Rule& r = s.rules[0];
+  Candidates cands = candidate_types(r, MatmulOverConcat::space());
+  auto strs = [&](int64_t axis) {
+    ParamAssignment p{{"a", AxiomParam{axis}}};
+    std::vector<std::string> out;
+    for (auto& in : spread_instances(r, p, cands, 1000)) out.push_back("all " + instance_str(in));
+    for (auto& in : sample_instances(r, p, cands, 4, 1))
+      out.push_back("sampled " + instance_str(in));
+    return out;
+  };
+  std::vector<std::string> axis0 = strs(0), axis1_after_axis0 = strs(1);
+  std::vector<std::string> axis1_alone;
+  std::thread([&] { axis1_alone = strs(1); }).join();  // a thread with a cache of its own
+  EXPECT_EQ(axis1_after_axis0, axis1_alone);
+  EXPECT_NE(axis0, axis1_alone);
+  EXPECT_GE(axis1_alone.size(), 10u);
 }
 
 // No instance at all: empty, both when the search settles it within its steps and when it
