@@ -541,5 +541,34 @@ TEST(OnnxExport, GeneratorConstantsReadByOperatorsBecomeInitializers) {
                "conv with const_pool, exported and imported");
 }
 
+// The axiom language's rotary embedding (one batch and head, a matrix) has no ONNX form of its
+// own: it is written as the rank-4 node between Reshapes, and reads back computing the same;
+// an opset before 23 has no RotaryEmbedding, and the exporter says so by name.
+TEST(OnnxExport, RotaryEmbeddingOfAMatrixIsWrittenAsTheRankFourNode) {
+  GraphBuilder b;
+  auto x = b.input("x", {5, 8});
+  auto cos = b.input("cos", {5, 4});
+  auto sin = b.input("sin", {5, 4});
+  auto y = b.op("rotary_embedding", {x, cos, sin}, {});
+  b.output("y", b.op("neg", {y}, {}));
+  Graph g = b.finish();
+  ExportOptions opts;
+  opts.opset = 23;
+  std::string bytes = export_onnx_bytes(g, nullptr, opts);
+  EXPECT_EQ(onnx_node_counts(bytes).at("RotaryEmbedding"), 1);
+  EXPECT_EQ(onnx_node_counts(bytes).at("Neg"), 1);
+  ImportedModel back = import_onnx_bytes(bytes, "");
+  auto feeds = random_feeds(g, 5);
+  expect_close(run_reference(back.graph, feeds)[0], run_reference(g, feeds)[0],
+               "rotary embedding of a matrix, exported and imported");
+  opts.opset = 22;
+  try {
+    export_onnx_bytes(g, nullptr, opts);
+    ADD_FAILURE() << "a RotaryEmbedding was written at opset 22";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("RotaryEmbedding"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace graphsub

@@ -87,7 +87,9 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
                                          "ort_simplified_layernorm",
                                          "ort_mha",
                                          "ort_attention",
-                                         "attention"};
+                                         "attention",
+                                         "neg",
+                                         "rotary_embedding"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
 }
@@ -103,6 +105,27 @@ TEST(OpsShapes, AttentionGivesOneRowPerQueryOfTheValuesWidth) {
             (Shape{2, 3, 8}));
   EXPECT_EQ(shape0("ort_attention", {{2, 3, 6}, {6, 48}, {48}}, {{"num_heads", 4}}),
             (Shape{2, 3, 16}));
+}
+
+TEST(OpsShapes, RotaryEmbeddingKeepsItsInputsShapeAndChecksTheAngles) {
+  EXPECT_EQ(shape0("rotary_embedding", {{2, 3, 5, 8}, {2, 5, 4}, {2, 5, 4}}), (Shape{2, 3, 5, 8}));
+  EXPECT_EQ(shape0("rotary_embedding", {{2, 5, 24}, {2, 5, 2}, {2, 5, 2}},
+                   {{"num_heads", 3}, {"rotary_embedding_dim", 4}}),
+            (Shape{2, 5, 24}));
+  EXPECT_EQ(shape0("rotary_embedding", {{5, 8}, {5, 4}, {5, 4}}), (Shape{5, 8}));
+  EXPECT_EQ(shape0("rotary_embedding", {{1, 2, 3, 8}, {10, 4}, {10, 4}},
+                   {{"position_ids", Ints{7, 8, 9}}}),
+            (Shape{1, 2, 3, 8}));
+  EXPECT_TRUE(contains(infer_error("rotary_embedding", {{2, 3, 5, 8}, {2, 5, 3}, {2, 5, 3}}),
+                       "cos and sin must be [2,5,4]"));
+  EXPECT_TRUE(contains(infer_error("rotary_embedding", {{2, 3, 5, 7}, {2, 5, 3}, {2, 5, 3}}),
+                       "must be even"));
+  EXPECT_TRUE(
+      contains(infer_error("rotary_embedding", {{2, 5, 24}, {2, 5, 4}, {2, 5, 4}}), "num_heads"));
+  EXPECT_TRUE(contains(infer_error("rotary_embedding", {{1, 2, 3, 8}, {10, 4}, {10, 4}},
+                                   {{"position_ids", Ints{7, 8, 10}}}),
+                       "position id 10 outside the cache of 10 positions"));
+  EXPECT_TRUE(contains(infer_error("rotary_embedding", {{5, 8}, {5, 4}, {5, 3}}), "differ"));
 }
 
 TEST(OpsShapes, NormalizationsAndFusedOperatorsKeepTheInputsShape) {
@@ -180,7 +203,8 @@ TEST(OpsShapes, Elementwise) {
   }
   EXPECT_EQ(shape0("smul", {{2, 3}, {}}), (Shape{2, 3}));
   EXPECT_TRUE(contains(infer_error("smul", {{2, 3}, {1}}), "0-d"));
-  for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity"}) {
+  for (const char* op :
+       {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity", "neg"}) {
     EXPECT_EQ(shape0(op, {{2, 5, 7}}), (Shape{2, 5, 7}));
     EXPECT_TRUE(contains(infer_error(op, {{2}, {2}}), "takes 1 inputs, got 2"));
   }

@@ -167,6 +167,12 @@ struct GeluTanh {
     return Scalar<T>::gelu_tanh(x);
   }
 };
+struct Neg {  // exact in wrap-around uint32 too: a linear map, no stand-in
+  template <class T>
+  static T apply(T x) {
+    return static_cast<T>(T{0} - x);
+  }
+};
 struct Identity {
   template <class T>
   static T apply(T x) {
@@ -233,6 +239,7 @@ void register_elementwise_ops(std::vector<OpDef>& defs) {
   defs.push_back(unary<Exp>("exp", ""));
   defs.push_back(unary<Sqrt>("sqrt", ""));
   defs.push_back(unary<Identity>("identity", "", false));
+  defs.push_back(unary<Neg>("neg", "neg", false));
   defs.push_back(unary<Relu6>("relu6", "relu6"));
   defs.push_back(unary<HardSwish>("hardswish", "hardswish"));
   defs.push_back(unary<Silu>("silu", "silu"));

@@ -19,5 +19,6 @@ void register_norm_ops(std::vector<OpDef>& defs);         // batchnorm, softmax,
 void register_opaque_ops(std::vector<OpDef>& defs);       // opaque
 void register_fused_ops(std::vector<OpDef>& defs);        // runtimes' fused kernels
 void register_attention_ops(std::vector<OpDef>& defs);    // ONNX's Attention (opset 23)
+void register_rotary_ops(std::vector<OpDef>& defs);       // ONNX's RotaryEmbedding (opset 23)
 
 }  // namespace graphsub

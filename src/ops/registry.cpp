@@ -31,6 +31,7 @@ struct Registry {
     register_opaque_ops(defs);
     register_fused_ops(defs);
     register_attention_ops(defs);
+    register_rotary_ops(defs);
     for (auto& d : defs) {
       owned.push_back(std::make_unique<OpDef>(std::move(d)));
       const OpDef* p = owned.back().get();

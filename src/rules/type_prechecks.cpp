@@ -30,6 +30,13 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
   // three-tensor operator would be tried on every triple of rank-4 shapes).
   if (n == "attention" || n == "ort_mha")
     return s.size() == 2 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
+  // Rotary embedding in the language is one batch and head: x [S, H] takes cos and sin of
+  // [S, H/2] (without this key it would be tried on every triple of matrices).
+  if (n == "rotary_embedding") {
+    if (s.size() != 2) return std::nullopt;
+    if (arg > 0) return TypeKey{s[0], s[1]};
+    return s[1] % 2 == 0 ? std::optional<TypeKey>(TypeKey{s[0], s[1] / 2}) : std::nullopt;
+  }
   // Normalizations over the last axis and the bias activations: each vector argument (scale,
   // bias) is as long as the data arguments' last axis (the skip normalizations have two data
   // arguments). Without this key a three-tensor operator would be tried on every triple.

@@ -147,8 +147,34 @@ ATTENTION = {
 }
 
 
+# ONNX's RotaryEmbedding (opset 23, src/ops/rotary_ops.cpp): position ids, when given, are an
+# int64 initializer [batch, sequence] (graphsub reads constant ids).
+def rotary_model(x, angles, ids=None, **attrs):
+    model = one_node_model("RotaryEmbedding", [("x", x), ("cos", angles), ("sin", angles)],
+                           [("y", x)], domain="", opset=23, **attrs)
+    if ids is not None:
+        model.graph.node[0].input.append("ids")
+        model.graph.initializer.append(
+            onnx.numpy_helper.from_array(np.array(ids, dtype=np.int64), "ids"))
+    return model
+
+
+ROTARY = {
+    "RotaryEmbedding": lambda: rotary_model([2, 3, 5, 8], [2, 5, 4]),
+    "RotaryEmbedding interleaved": lambda: rotary_model([1, 2, 4, 6], [1, 4, 3], interleaved=1),
+    "RotaryEmbedding rank 3 partial": lambda: rotary_model(
+        [2, 3, 24], [2, 3, 2], num_heads=3, rotary_embedding_dim=4),
+    "RotaryEmbedding position ids": lambda: rotary_model(
+        [2, 2, 3, 8], [7, 4], ids=[[0, 1, 2], [4, 5, 6]]),
+    "RotaryEmbedding position ids interleaved partial": lambda: rotary_model(
+        [1, 3, 16], [6, 2], ids=[[5, 0, 3]], num_heads=2, interleaved=1,
+        rotary_embedding_dim=4),
+}
+
+
 # Each runs through the tests of CASES below: against ONNX Runtime, read and written back.
 CASES.update(ATTENTION)
+CASES.update(ROTARY)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -323,6 +349,26 @@ def test_an_attention_of_mixed_ranks_is_kept_opaque_and_the_model_read():
         [("y", [1, 3, 8])], domain="", opset=23, q_num_heads=2, kv_num_heads=2)
     with pytest.raises(graphsub.Error, match="no reference semantics"):
         graphsub.evaluate(model, feeds_for(model))
+
+
+def test_rotary_position_ids_computed_in_the_graph_are_kept_opaque(tmp_path):
+    model = rotary_model([1, 2, 3, 8], [7, 4])
+    model.graph.node[0].input.append("ids")
+    model.graph.input.append(helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 3]))
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path))
+    opaque = report["import"]["opaque"]
+    assert [o["op_type"] for o in opaque] == ["RotaryEmbedding"], opaque
+    assert "position ids computed in the graph" in opaque[0]["reason"], opaque
+    feeds = feeds_for(rotary_model([1, 2, 3, 8], [7, 4]))
+    feeds["ids"] = np.array([[6, 0, 2]], dtype=np.int64)
+    assert_close(run_ort(model, feeds), run_ort(out, feeds), "opaque RotaryEmbedding")
+
+
+def test_neg_is_read_and_written_back():
+    model = one_node_model("Neg", [("x", X)], [("y", X)], domain="", opset=17)
+    for seed in (0, 1):
+        feeds = feeds_for(model, seed)
+        assert_close(run_ort(model, feeds), graphsub.evaluate(model, feeds), "Neg")
 
 
 def test_a_query_with_every_key_masked_gets_zeros_as_in_onnx_runtime():

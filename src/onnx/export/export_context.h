@@ -36,7 +36,9 @@ class ExportContext {
   onnx::NodeProto& node(const std::string& op_type, std::vector<std::string> inputs,
                         std::vector<std::string> outputs, const std::string& node_name);
   // Constant initializers the writers need (shapes, pads, scalars).
-  std::string int64_const(const std::string& base, const std::vector<int64_t>& values);
+  // A 1-d int64 tensor, or one of `shape` when given (the values fill it row-major).
+  std::string int64_const(const std::string& base, const std::vector<int64_t>& values,
+                          std::optional<Shape> shape = std::nullopt);
   std::string float_const(const std::string& base, float value);
 };
 

@@ -121,7 +121,8 @@ void same(Ctx& x) {
 }
 constexpr char kSub[] = "Sub", kMul[] = "Mul", kDiv[] = "Div", kRelu[] = "Relu", kPRelu[] = "PRelu",
                kSigmoid[] = "Sigmoid", kTanh[] = "Tanh", kErf[] = "Erf", kExp[] = "Exp",
-               kSqrt[] = "Sqrt", kIdentity[] = "Identity", kGlobalAvg[] = "GlobalAveragePool";
+               kSqrt[] = "Sqrt", kIdentity[] = "Identity", kGlobalAvg[] = "GlobalAveragePool",
+               kNeg[] = "Neg";
 
 // Add, or Sum where the target's lowering asks for it (ExportOptions::adds_as_sum).
 void add(Ctx& x) {
@@ -385,6 +386,38 @@ void attention(Ctx& x) {
     if (x.n.attrs.i(heads) != 0) set_attr(node, heads, x.n.attrs.i(heads));
 }
 
+// rotary_embedding: ONNX's RotaryEmbedding (opset 23 on), its position ids an int64
+// initializer [batch, sequence] when the node holds them. The rank-2 form (one batch and
+// head, the axiom language's) is written as the rank-4 one between two Reshapes.
+void rotary_embedding(Ctx& x) {
+  std::vector<std::string> in = x.in;
+  const Shape xs = x.c.shape(x.n.inputs[0]);
+  const std::vector<int64_t>& ids = x.n.attrs.ints("position_ids");
+  int64_t seq = xs.size() == 4 ? xs[2] : xs[xs.size() - 2];
+  bool matrix = xs.size() == 2;
+  auto reshaped = [&](const std::string& from, const Shape& to, const char* what) {
+    std::string name = x.tmp(what);
+    x.node("Reshape", {from, x.c.int64_const(name + "_shape", to)}, {name});
+    return name;
+  };
+  if (matrix) {
+    in[0] = reshaped(in[0], {1, 1, xs[0], xs[1]}, "heads");
+    if (ids.empty()) {
+      const Shape cs = x.c.shape(x.n.inputs[1]);
+      in[1] = reshaped(in[1], {1, cs[0], cs[1]}, "cos");
+      in[2] = reshaped(in[2], {1, cs[0], cs[1]}, "sin");
+    }
+  }
+  if (!ids.empty())
+    in.push_back(x.c.int64_const(x.base + "_position_ids", ids,
+                                 Shape{static_cast<int64_t>(ids.size()) / seq, seq}));
+  std::string y = matrix ? x.tmp("rotated") : x.out[0];
+  NodeProto& node = x.node("RotaryEmbedding", in, {y});
+  for (const char* name : {"interleaved", "rotary_embedding_dim", "num_heads"})
+    if (x.n.attrs.i(name) != 0) set_attr(node, name, x.n.attrs.i(name));
+  if (matrix) x.node("Reshape", {y, x.c.int64_const(x.base + "_shape", xs)}, {x.out[0]});
+}
+
 // A reduction whose axes are an attribute before `input_from` and an input from it on
 // (ReduceSum from opset 13, ReduceMean from 18).
 void reduce_node(Ctx& x, const char* op, int64_t input_from, const std::string& in,
@@ -574,6 +607,7 @@ const std::map<std::string, Writer>& writers() {
       {"exp", same<kExp>},
       {"sqrt", same<kSqrt>},
       {"identity", same<kIdentity>},
+      {"neg", same<kNeg>},
       {"gelu", gelu},
       {"relu6", relu6},
       {"clip", clip},
@@ -599,6 +633,7 @@ const std::map<std::string, Writer>& writers() {
       {"batchnorm", batchnorm},
       {"softmax", softmax},
       {"attention", attention},
+      {"rotary_embedding", rotary_embedding},
       {"layernorm", layernorm},
       {"rms_norm", rms_norm},
       {"ort_simplified_layernorm", rms_norm},  // runtime_operators.cpp says why

@@ -57,9 +57,11 @@ onnx::NodeProto& ExportContext::node(const std::string& op_type, std::vector<std
   return n;
 }
 
-std::string ExportContext::int64_const(const std::string& base, const std::vector<int64_t>& v) {
+std::string ExportContext::int64_const(const std::string& base, const std::vector<int64_t>& v,
+                                       std::optional<Shape> shape) {
   std::string name = fresh(base);
-  *gp.add_initializer() = make_int64_tensor(name, {static_cast<int64_t>(v.size())}, v);
+  *gp.add_initializer() =
+      make_int64_tensor(name, shape ? *shape : Shape{static_cast<int64_t>(v.size())}, v);
   return name;
 }
 

@@ -68,6 +68,7 @@ const std::map<std::string, std::set<int64_t>>& read_versions() {
       {"LayerNormalization", {17}},
       {"RMSNormalization", {23}},
       {"Attention", {23, 24}},   // 24 adds the padding lengths (declined when given)
+      {"RotaryEmbedding", {23}},
       {"Softmax", {1, 11, 13}},  // before 13: over the flattened axes from `axis` on
       // Reductions: axes as an attribute, then an input (ReduceSum from 13, the others from 18).
       {"ReduceMean", {1, 11, 13, 18}},

@@ -135,7 +135,7 @@ std::vector<TensorRef> unary(ImportContext& c, const NodeProto& n) {
   return {c.op(n, Op, {c.data(n, 0)})};
 }
 constexpr char kRelu[] = "relu", kSigmoid[] = "sigmoid", kTanh[] = "tanh", kErf[] = "erf",
-               kExp[] = "exp", kSqrt[] = "sqrt", kHardSwish[] = "hardswish";
+               kExp[] = "exp", kSqrt[] = "sqrt", kHardSwish[] = "hardswish", kNeg[] = "neg";
 
 // A constant scalar input (any shape with one element); nullopt when absent, Decline when
 // computed at run time or not a single value.
@@ -304,6 +304,7 @@ void add_math_converters(std::map<std::string, Converter>& t) {
   t["Clip"] = clip;
   t["HardSigmoid"] = hardsigmoid;
   t["HardSwish"] = unary<kHardSwish>;
+  t["Neg"] = unary<kNeg>;
   t["LeakyRelu"] = leaky_relu;
   t["PRelu"] = prelu;
   t["Pow"] = pow;

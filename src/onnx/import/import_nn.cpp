@@ -241,6 +241,28 @@ std::vector<TensorRef> attention(ImportContext& c, const NodeProto& n) {
   }
 }
 
+// RotaryEmbedding (opset 23): X of rank 4 or 3 (with num_heads), cos and sin per position or,
+// with position ids, caches read at them. Position ids are read when they are a constant (the
+// operator holds them as an attribute); ids computed in the graph keep the node opaque.
+std::vector<TensorRef> rotary_embedding(ImportContext& c, const NodeProto& n) {
+  NodeAttrs at(n, ImportContext::label(n));
+  Attrs a{{"interleaved", at.i("interleaved", 0)},
+          {"rotary_embedding_dim", at.i("rotary_embedding_dim", 0)},
+          {"num_heads", at.i("num_heads", 0)}};
+  if (c.has_input(n, 3)) {
+    std::optional<std::vector<int64_t>> ids = c.const_ints(n, 3);
+    if (!ids) throw Decline{"position ids computed in the graph"};
+    a.set("position_ids", std::move(*ids));
+  }
+  // Forms ONNX allows that the operator does not take (a rank-4 X with num_heads, ids of
+  // another shape) stay as they are.
+  try {
+    return {c.op(n, "rotary_embedding", {c.data(n, 0), c.data(n, 1), c.data(n, 2)}, std::move(a))};
+  } catch (const Error& e) {
+    throw Decline{e.what()};
+  }
+}
+
 std::vector<TensorRef> softmax(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
   TensorRef x = c.data(n, 0);
@@ -389,6 +411,7 @@ void add_nn_converters(std::map<std::string, Converter>& t) {
   t["RMSNormalization"] = rms_norm;
   t["Softmax"] = softmax;
   t["Attention"] = attention;
+  t["RotaryEmbedding"] = rotary_embedding;
   t["ReduceMean"] = reduce<true>;
   t["ReduceSum"] = reduce<false>;
   t["Expand"] = expand;
