@@ -429,8 +429,9 @@ Case attention_case(Rng& r, const std::string& op) {
 
 // Rotary embedding (ONNX's, src/ops/rotary_ops.cpp): heads packed or not, halves or
 // interleaved pairs, a partial rotary dimension, angles per position or caches read at ids.
-Case rotary_case(Rng& r) {
+Case rotary_case(Rng& r, const std::string& op) {
   GraphBuilder b(true, r());
+  bool ort = op == "ort_rotary_embedding";  // ONNX Runtime's: ids always, one id an offset
   int64_t batch = pick(r, 1, 2), heads = pick(r, 1, 3), seq = pick(r, 1, 5);
   int64_t head = 2 * pick(r, 1, 4), rotary = coin(r) ? head : 2 * pick(r, 1, head / 2);
   Attrs a{{"interleaved", coin(r)}, {"rotary_embedding_dim", rotary == head ? 0 : rotary}};
@@ -440,15 +441,17 @@ Case rotary_case(Rng& r) {
     a.set("num_heads", heads);
   }
   Shape angles{batch, seq, rotary / 2};
-  if (coin(r)) {  // caches of a few more positions, read at ids
+  if (ort || coin(r)) {  // caches of a few more positions, read at ids
     int64_t positions = seq + pick(r, 0, 3);
     Ints ids;
-    for (int64_t i = 0; i < batch * seq; ++i) ids.push_back(pick(r, 0, positions - 1));
+    if (ort && coin(r))
+      ids.push_back(positions - seq);
+    else
+      for (int64_t i = 0; i < batch * seq; ++i) ids.push_back(pick(r, 0, positions - 1));
     a.set("position_ids", ids);
     angles = {positions, rotary / 2};
   }
-  return single(b, b.op("rotary_embedding",
-                        {b.input("x", x), b.input("cos", angles), b.input("sin", angles)}, a));
+  return single(b, b.op(op, {b.input("x", x), b.input("cos", angles), b.input("sin", angles)}, a));
 }
 
 Case reduce_mean_case(Rng& r) {
@@ -586,7 +589,8 @@ const std::map<std::string, CaseFn>& cases() {
       c[op] = [op](Rng& r) { return fused_case(r, op); };
     for (const char* op : {"attention", "ort_mha", "ort_attention"})
       c[op] = [op](Rng& r) { return attention_case(r, op); };
-    c["rotary_embedding"] = rotary_case;
+    for (const char* op : {"rotary_embedding", "ort_rotary_embedding"})
+      c[op] = [op](Rng& r) { return rotary_case(r, op); };
     c["reduce_mean"] = reduce_mean_case;
     c["reduce_sum"] = reduce_sum_case;
     for (const char* op : {"clip", "hardsigmoid", "leaky_relu", "pow"})

@@ -89,7 +89,8 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
                                          "ort_attention",
                                          "attention",
                                          "neg",
-                                         "rotary_embedding"};
+                                         "rotary_embedding",
+                                         "ort_rotary_embedding"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
 }
@@ -126,6 +127,15 @@ TEST(OpsShapes, RotaryEmbeddingKeepsItsInputsShapeAndChecksTheAngles) {
                                    {{"position_ids", Ints{7, 8, 10}}}),
                        "position id 10 outside the cache of 10 positions"));
   EXPECT_TRUE(contains(infer_error("rotary_embedding", {{5, 8}, {5, 4}, {5, 3}}), "differ"));
+  // ONNX Runtime's: ids required; one id is the first position of each batch's sequence.
+  EXPECT_EQ(
+      shape0("ort_rotary_embedding", {{2, 3, 5, 8}, {9, 4}, {9, 4}}, {{"position_ids", Ints{4}}}),
+      (Shape{2, 3, 5, 8}));
+  EXPECT_TRUE(contains(infer_error("ort_rotary_embedding", {{2, 3, 5, 8}, {9, 4}, {9, 4}},
+                                   {{"position_ids", Ints{5}}}),
+                       "position id 9 outside the cache of 9 positions"));
+  EXPECT_TRUE(contains(infer_error("ort_rotary_embedding", {{2, 3, 5, 8}, {9, 4}, {9, 4}}),
+                       "position ids are required"));
 }
 
 TEST(OpsShapes, NormalizationsAndFusedOperatorsKeepTheInputsShape) {

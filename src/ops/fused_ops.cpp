@@ -417,6 +417,63 @@ OpDef skip_norm_def(const char* name, int max_inputs, std::vector<AxiomForm> for
           .axiom_forms = std::move(forms)};
 }
 
+// ONNX Runtime's RotaryEmbedding: ONNX's rotary embedding over caches read at position ids,
+// which are [batch, sequence] or one value, the first position of every batch's sequence. The
+// kernel runs rotary_embedding's with the ids spelled out. In the axiom language it is
+// (ort_rotary_embedding ?x ?cos ?sin): one batch and head from position 0 over a cache of the
+// sequence's length, which is ONNX's form with cos and sin per position.
+int64_t rotary_sequence(const TensorType& x) {
+  return x.rank() == 4 ? x.shape[2] : x.rank() >= 2 ? x.shape[x.shape.size() - 2] : 0;
+}
+
+Attrs onnx_rotary_attrs(const Attrs& a, std::span<const TensorType> in) {
+  if (a.f("scale") != 1.0)
+    throw Error(fmt::format("ort_rotary_embedding: scale {} (graphsub reads 1)", a.f("scale")));
+  std::vector<int64_t> ids = a.ints("position_ids");
+  if (ids.empty()) throw Error("ort_rotary_embedding: position ids are required");
+  if (ids.size() == 1) {
+    int64_t seq = rotary_sequence(in[0]);
+    int64_t batch = in[0].rank() >= 3 ? in[0].shape[0] : 1;
+    int64_t first = ids[0];
+    ids.clear();
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t t = 0; t < seq; ++t) ids.push_back(first + t);
+  }
+  return {{"interleaved", a.i("interleaved")},
+          {"rotary_embedding_dim", a.i("rotary_embedding_dim")},
+          {"num_heads", a.i("num_heads")},
+          {"position_ids", std::move(ids)}};
+}
+
+std::vector<TensorType> infer_ort_rotary(const Attrs& a, std::span<const TensorType> in) {
+  return op_def("rotary_embedding").infer(onnx_rotary_attrs(a, in), in);
+}
+
+template <class T>
+void kernel_ort_rotary(const KernelIO<T>& io) {
+  run_primitive<T>("rotary_embedding", onnx_rotary_attrs(io.attrs, io.in_types),
+                   {io.in_types.begin(), io.in_types.end()}, {io.in.begin(), io.in.end()},
+                   io.out_types[0], io.out[0]);
+}
+
+Attrs ort_rotary_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  if (!p.empty()) throw Error("ort_rotary_embedding: expected no parameters");
+  return {{"position_ids", std::vector<int64_t>{0}}};
+}
+
+std::optional<std::vector<AxiomParam>> ort_rotary_attrs_to_params(const Attrs& a,
+                                                                  std::span<const TensorType> in) {
+  if (in[0].rank() != 2 || a.i("interleaved") != 0 || a.f("scale") != 1.0) return std::nullopt;
+  int64_t r = a.i("rotary_embedding_dim"), seq = in[0].shape[0];
+  if ((r != 0 && r != in[0].shape[1]) || in[1].shape[0] != seq) return std::nullopt;
+  const std::vector<int64_t>& ids = a.ints("position_ids");
+  bool from_zero = ids.size() == 1 ? ids[0] == 0 : static_cast<int64_t>(ids.size()) == seq;
+  for (size_t t = 0; from_zero && ids.size() > 1 && t < ids.size(); ++t)
+    from_zero = ids[t] == static_cast<int64_t>(t);
+  if (!from_zero) return std::nullopt;
+  return std::vector<AxiomParam>{};
+}
+
 }  // namespace
 
 void register_fused_ops(std::vector<OpDef>& defs) {
@@ -512,6 +569,23 @@ void register_fused_ops(std::vector<OpDef>& defs) {
        .axiom_params = {"scale"},
        .params_to_attrs = packed_attention_params_to_attrs,
        .attrs_to_params = packed_attention_attrs_to_params});
+  defs.push_back(
+      {.name = "ort_rotary_embedding",
+       .axiom_name = "ort_rotary_embedding",
+       .min_inputs = 3,
+       .max_inputs = 3,
+       .attrs = {int_attr("interleaved", 0), int_attr("rotary_embedding_dim", 0),
+                 int_attr("num_heads", 0), float_attr("scale", 1.0), ints_attr("position_ids")},
+       .infer = infer_ort_rotary,
+       .kernel_f32 = kernel_ort_rotary<float>,
+       .kernel_u32 = kernel_ort_rotary<uint32_t>,
+       .cost =
+           [](const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
+             return op_cost(op_def("rotary_embedding"), onnx_rotary_attrs(a, in), in, out);
+           },
+       .runtime = kOrt,
+       .params_to_attrs = ort_rotary_params_to_attrs,
+       .attrs_to_params = ort_rotary_attrs_to_params});
   defs.push_back(
       {.name = "ort_simplified_layernorm",
        .axiom_name = "ort_simplified_layernorm",

@@ -32,7 +32,7 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
     return s.size() == 2 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
   // Rotary embedding in the language is one batch and head: x [S, H] takes cos and sin of
   // [S, H/2] (without this key it would be tried on every triple of matrices).
-  if (n == "rotary_embedding") {
+  if (n == "rotary_embedding" || n == "ort_rotary_embedding") {
     if (s.size() != 2) return std::nullopt;
     if (arg > 0) return TypeKey{s[0], s[1]};
     return s[1] % 2 == 0 ? std::optional<TypeKey>(TypeKey{s[0], s[1] / 2}) : std::nullopt;

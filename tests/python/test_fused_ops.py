@@ -172,6 +172,27 @@ ROTARY = {
 }
 
 
+# ONNX Runtime's RotaryEmbedding (com.microsoft): position ids (input 1) are a constant,
+# [batch, sequence] or [1] (the first position of every sequence).
+def ort_rotary_model(x, cache, ids, **attrs):
+    model = one_node_model("RotaryEmbedding", [("x", x), ("cos", cache), ("sin", cache)],
+                           [("y", x)], **attrs)
+    model.graph.node[0].input.insert(1, "ids")
+    model.graph.initializer.append(
+        onnx.numpy_helper.from_array(np.array(ids, dtype=np.int64), "ids"))
+    return model
+
+
+ROTARY.update({
+    "RotaryEmbedding (com.microsoft)": lambda: ort_rotary_model(
+        [2, 5, 16], [8, 4], [[0, 1, 2, 3, 4], [3, 4, 5, 6, 7]], num_heads=2),
+    "RotaryEmbedding (com.microsoft) offset interleaved": lambda: ort_rotary_model(
+        [1, 2, 4, 8], [9, 4], [5], interleaved=1),
+    "RotaryEmbedding (com.microsoft) partial": lambda: ort_rotary_model(
+        [2, 3, 12], [3, 2], [0], num_heads=2, rotary_embedding_dim=4),
+})
+
+
 # Each runs through the tests of CASES below: against ONNX Runtime, read and written back.
 CASES.update(ATTENTION)
 CASES.update(ROTARY)
@@ -360,6 +381,19 @@ def test_rotary_position_ids_computed_in_the_graph_are_kept_opaque(tmp_path):
     assert [o["op_type"] for o in opaque] == ["RotaryEmbedding"], opaque
     assert "position ids computed in the graph" in opaque[0]["reason"], opaque
     feeds = feeds_for(rotary_model([1, 2, 3, 8], [7, 4]))
+    feeds["ids"] = np.array([[6, 0, 2]], dtype=np.int64)
+    assert_close(run_ort(model, feeds), run_ort(out, feeds), "opaque RotaryEmbedding")
+
+
+def test_ort_rotary_position_ids_computed_in_the_graph_are_kept_opaque(tmp_path):
+    model = ort_rotary_model([1, 3, 8], [7, 4], [0], num_heads=1)
+    del model.graph.initializer[:]
+    model.graph.input.append(helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 3]))
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path))
+    opaque = report["import"]["opaque"]
+    assert [o["op_type"] for o in opaque] == ["RotaryEmbedding"], opaque
+    assert "input 1 (position_ids) is not a constant" in opaque[0]["reason"], opaque
+    feeds = feeds_for(ort_rotary_model([1, 3, 8], [7, 4], [0], num_heads=1))
     feeds["ids"] = np.array([[6, 0, 2]], dtype=np.int64)
     assert_close(run_ort(model, feeds), run_ort(out, feeds), "opaque RotaryEmbedding")
 

@@ -1,6 +1,7 @@
 // Per-operator writers: the ONNX nodes that compute each IR operator, in the target opset.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -541,14 +542,27 @@ void runtime_operator(Ctx& x) {
     if (outs.size() <= at) outs.resize(at + 1);
     outs[at] = x.out[k];
   }
-  NodeProto& node = x.node(std::string(r->op_type), x.in, outs);
+  std::vector<std::string> in = x.in;
+  for (const auto& [at, name] : r->int_inputs) {  // by position, in increasing order
+    const std::vector<int64_t>& v = x.n.attrs.ints(std::string(name));
+    const Shape& first = x.c.shape(x.n.inputs[0]);
+    // The node takes batches of sequences (the axiom language's matrix form has no node).
+    if (first.size() < 3)
+      throw Error(fmt::format("export: {} of a rank-{} input has no {} node", x.n.op->name,
+                              first.size(), r->op_type));
+    Shape s = v.size() == 1 ? Shape{1} : Shape{first[0], static_cast<int64_t>(v.size()) / first[0]};
+    in.insert(in.begin() + at, x.c.int64_const(x.base + "_" + std::string(name), v, s));
+  }
+  NodeProto& node = x.node(std::string(r->op_type), in, outs);
   if (!r->domain.empty()) {
     node.set_domain(std::string(r->domain));
     x.c.domains.insert(std::string(r->domain));
   }
   for (const AttrSpec& s : x.n.op->attrs) {
     const AttrValue* v = x.n.attrs.find(s.name);
-    if (!v) continue;
+    bool is_input = std::any_of(r->int_inputs.begin(), r->int_inputs.end(),
+                                [&](const auto& p) { return p.second == s.name; });
+    if (!v || is_input) continue;
     if (const auto* i = std::get_if<int64_t>(v))
       set_attr(node, s.name, *i);
     else if (const auto* f = std::get_if<double>(v))

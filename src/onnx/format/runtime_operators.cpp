@@ -28,6 +28,13 @@ const std::vector<RuntimeOperator>& table() {
        .op_type = "Attention",
        .ir = "ort_attention",
        .fixed = {{"do_rotary", 0}, {"past_present_share_buffer", 0}, {"rotary_embedding_dim", 0}}},
+      // Rotary embedding with constant position ids (input 1): [batch, sequence], or [1],
+      // the first position of every batch's sequence. Packed batching stays opaque.
+      {.domain = kMs,
+       .op_type = "RotaryEmbedding",
+       .ir = "ort_rotary_embedding",
+       .fixed = {{"is_packed_batching", 0}},
+       .int_inputs = {{1, "position_ids"}}},
       {.domain = kMs,
        .op_type = "SkipSimplifiedLayerNormalization",
        .ir = "ort_skip_simplified_layernorm",

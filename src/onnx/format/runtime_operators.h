@@ -22,6 +22,10 @@ struct RuntimeOperator {
   // Optional inputs that an importer fills with zeros when absent before a given one
   // (SkipLayerNormalization's beta, when a bias follows).
   std::vector<int> zero_when_absent;
+  // Inputs that must be int64 constants, held by the IR operator as the ints attribute of that
+  // name (ONNX Runtime's RotaryEmbedding's position ids); written back as an initializer of
+  // [first axis of input 0, the rest], or [1] for a single value.
+  std::vector<std::pair<int, std::string_view>> int_inputs;
   // False for a node read into a portable IR operator that is written in the default domain.
   bool written = true;
   // Non-empty for a node that is an ONNX operator followed by its `activation` attribute
