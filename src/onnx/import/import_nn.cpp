@@ -243,7 +243,7 @@ std::vector<TensorRef> attention(ImportContext& c, const NodeProto& n) {
 
 // RotaryEmbedding (opset 23): X of rank 4 or 3 (with num_heads), cos and sin per position or,
 // with position ids, caches read at them. Position ids are read when they are a constant (the
-// operator holds them as an attribute); ids computed in the graph keep the node opaque.
+// operator holds them as an attribute); ids given at run time keep the node opaque.
 std::vector<TensorRef> rotary_embedding(ImportContext& c, const NodeProto& n) {
   NodeAttrs at(n, ImportContext::label(n));
   Attrs a{{"interleaved", at.i("interleaved", 0)},
@@ -251,7 +251,7 @@ std::vector<TensorRef> rotary_embedding(ImportContext& c, const NodeProto& n) {
           {"num_heads", at.i("num_heads", 0)}};
   if (c.has_input(n, 3)) {
     std::optional<std::vector<int64_t>> ids = c.const_ints(n, 3);
-    if (!ids) throw Decline{"position ids computed in the graph"};
+    if (!ids) throw Decline{"position ids are not a constant"};
     a.set("position_ids", std::move(*ids));
   }
   // Forms ONNX allows that the operator does not take (a rank-4 X with num_heads, ids of
