@@ -444,3 +444,27 @@ def test_onnx_runtime_fuses_an_add_before_a_layernorm_and_not_a_sum(tmp_path):
     # residual block becomes SkipLayerNormalization, a Sum of the same two tensors does not.
     assert _residual_norm("Add", tmp_path) == ["SkipLayerNormalization"]
     assert sorted(_residual_norm("Sum", tmp_path)) == ["LayerNormalization", "Sum"]
+
+
+# Rules over the rotary operators and neg are proved from their axioms, and a sign error in the
+# rotation is refuted (graphsub verify).
+ROTARY_RULES = """
+(equality r-neg-product (tensors ?a ?b)
+  (lhs (ewmul (neg ?a) (neg ?b))) (rhs (ewmul ?a ?b)))
+(equality r-neg-rotary (tensors ?a ?b ?c ?d)
+  (lhs (neg (rotary_embedding (concat 1 ?a ?b) ?c ?d)))
+  (rhs (rotary_embedding (concat 1 (neg ?a) (neg ?b)) ?c ?d)))
+(equality r-ort-rotary-halves (tensors ?a ?b ?c ?d)
+  (lhs (ort_rotary_embedding (concat 1 ?a ?b) ?c ?d))
+  (rhs (concat 1 (ewadd (ewmul ?a ?c) (neg (ewmul ?b ?d)))
+                 (ewadd (ewmul ?a ?d) (ewmul ?b ?c)))))
+(equality r-sign-error (tensors ?a ?b ?c ?d)
+  (lhs (rotary_embedding (concat 1 ?a ?b) ?c ?d))
+  (rhs (concat 1 (ewadd (ewmul ?a ?c) (ewmul ?b ?d)) (ewadd (ewmul ?a ?d) (ewmul ?b ?c)))))
+"""
+
+
+def test_rules_over_rotary_embedding_are_proved_and_a_sign_error_refuted():
+    verdicts = {v["name"]: v["verdict"] for v in graphsub.verify(ROTARY_RULES, threads=2)}
+    assert verdicts == {"r-neg-product": "proved", "r-neg-rotary": "proved",
+                        "r-ort-rotary-halves": "proved", "r-sign-error": "counterexample"}
