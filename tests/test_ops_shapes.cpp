@@ -136,6 +136,14 @@ TEST(OpsShapes, RotaryEmbeddingKeepsItsInputsShapeAndChecksTheAngles) {
                        "position id 9 outside the cache of 9 positions"));
   EXPECT_TRUE(contains(infer_error("ort_rotary_embedding", {{2, 3, 5, 8}, {9, 4}, {9, 4}}),
                        "position ids are required"));
+  // A hostile offset or size is an error, not an overflow or a huge list.
+  EXPECT_TRUE(contains(infer_error("ort_rotary_embedding", {{1, 3, 5, 8}, {9, 4}, {9, 4}},
+                                   {{"position_ids", Ints{std::numeric_limits<int64_t>::max()}}}),
+                       "out of range"));
+  EXPECT_TRUE(
+      contains(infer_error("ort_rotary_embedding", {{1 << 20, 1, 1 << 20, 2}, {9, 1}, {9, 1}},
+                           {{"position_ids", Ints{0}}}),
+               "graphsub spells out"));
 }
 
 TEST(OpsShapes, NormalizationsAndFusedOperatorsKeepTheInputsShape) {

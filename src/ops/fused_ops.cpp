@@ -422,6 +422,8 @@ OpDef skip_norm_def(const char* name, int max_inputs, std::vector<AxiomForm> for
 // kernel runs rotary_embedding's with the ids spelled out. In the axiom language it is
 // (ort_rotary_embedding ?x ?cos ?sin): one batch and head from position 0 over a cache of the
 // sequence's length, which is ONNX's form with cos and sin per position.
+constexpr int64_t kMaxSpelledPositions = int64_t{1} << 22;
+
 int64_t rotary_sequence(const TensorType& x) {
   return x.rank() == 4 ? x.shape[2] : x.rank() >= 2 ? x.shape[x.shape.size() - 2] : 0;
 }
@@ -435,6 +437,14 @@ Attrs onnx_rotary_attrs(const Attrs& a, std::span<const TensorType> in) {
     int64_t seq = rotary_sequence(in[0]);
     int64_t batch = in[0].rank() >= 3 ? in[0].shape[0] : 1;
     int64_t first = ids[0];
+    // Bounds before spelling the ids out: no overflow, no list larger than a real batch.
+    if (first < 0 || first > kMaxElements)
+      throw Error(fmt::format("ort_rotary_embedding: first position {} out of range", first));
+    if (batch * seq > kMaxSpelledPositions)
+      throw Error(
+          fmt::format("ort_rotary_embedding: {} batches of {} positions, more than the {} "
+                      "graphsub spells out",
+                      batch, seq, kMaxSpelledPositions));
     ids.clear();
     for (int64_t b = 0; b < batch; ++b)
       for (int64_t t = 0; t < seq; ++t) ids.push_back(first + t);
