@@ -570,5 +570,25 @@ TEST(OnnxExport, RotaryEmbeddingOfAMatrixIsWrittenAsTheRankFourNode) {
   }
 }
 
+// ONNX Runtime's RotaryEmbedding takes batches of sequences: its matrix form (the axiom
+// language's) has no node, and the writer says so rather than write a wrong one.
+TEST(OnnxExport, OrtRotaryEmbeddingOfAMatrixIsRefusedByName) {
+  GraphBuilder b;
+  auto x = b.input("x", {5, 8});
+  auto cos = b.input("cos", {5, 4});
+  auto sin = b.input("sin", {5, 4});
+  b.output("y", b.op("ort_rotary_embedding", {x, cos, sin},
+                     {{"position_ids", std::vector<int64_t>{0}}}));
+  Graph g = b.finish();
+  try {
+    export_onnx_bytes(g, nullptr);
+    ADD_FAILURE() << "an ORT RotaryEmbedding of a matrix was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-2 input has no RotaryEmbedding node"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace graphsub
