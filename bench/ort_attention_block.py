@@ -15,12 +15,10 @@ figures are medians.
 """
 
 import argparse
-import time
 
 import numpy as np
-import onnx
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+from ort_forms import ORT_VERSION, alternated_medians, print_ratios, session
 
 D, HEADS = 768, 12
 
@@ -86,22 +84,6 @@ FORMS = {"unfused": unfused, "unfused (A/A)": unfused, "ONNX Attention-23": onnx
          "MultiHeadAttention": ort_mha, "Attention (packed)": ort_packed}
 
 
-def session(form, seq, w, b):
-    nodes, inits = FORMS[form](seq, w, b)
-    graph = helper.make_graph(
-        nodes, "block", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, seq, D])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, seq, D])], inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23),
-                                                    helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 10
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seq", type=int, default=197)
@@ -109,25 +91,13 @@ def main():
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     w, b = weights(rng)
-    sessions = {f: session(f, args.seq, w, b) for f in FORMS}
-    feed = {"x": rng.standard_normal((1, args.seq, D)).astype(np.float32)}
-    ref = sessions["unfused"].run(None, feed)[0]
-    for f, s in sessions.items():
-        err = float(np.abs(s.run(None, feed)[0] - ref).max())
-        assert err < 1e-4, f"{f} differs from the unfused graph by {err}"
-    times = {f: [] for f in FORMS}
-    for r in range(args.rounds):
-        order = list(FORMS) if r % 2 == 0 else list(reversed(FORMS))
-        for f in order:
-            t0 = time.perf_counter()
-            sessions[f].run(None, feed)
-            times[f].append(time.perf_counter() - t0)
-    base = float(np.median(times["unfused"]))
-    print(f"ONNX Runtime {ort.__version__}, level all, 1 thread; ViT-B block, {args.seq} tokens, "
+    shape = [1, args.seq, D]
+    sessions = {f: session(*FORMS[f](args.seq, w, b), "x", shape, shape) for f in FORMS}
+    feed = {"x": rng.standard_normal(shape).astype(np.float32)}
+    medians = alternated_medians(sessions, feed, args.rounds)
+    print(f"ONNX Runtime {ORT_VERSION}, level all, 1 thread; ViT-B block, {args.seq} tokens, "
           f"{args.rounds} alternated rounds, medians")
-    for f in FORMS:
-        med = float(np.median(times[f]))
-        print(f"  {f:<20} {med * 1e3:8.3f} ms   {base / med:6.3f}x the unfused graph")
+    print_ratios(medians, "ms", 1e3)
 
 
 if __name__ == "__main__":

@@ -14,11 +14,10 @@ graph loaded twice as an A/A control; each sample is `--repeat` runs, the figure
 """
 
 import argparse
-import time
 
 import numpy as np
-import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
+from ort_forms import ORT_VERSION, alternated_medians, print_ratios, session
 
 HEADS, HEAD = 32, 64
 HALF = HEAD // 2
@@ -61,24 +60,6 @@ FORMS = {"unfused": unfused, "unfused (A/A)": unfused, "ONNX RotaryEmbedding-23"
          "com.microsoft RotaryEmbedding": ort_rotary}
 
 
-def session(form, seq, cos, sin):
-    nodes, inits = FORMS[form](seq, cos, sin)
-    shape = [1, HEADS, seq, HEAD]
-    graph = helper.make_graph(nodes, "rotary",
-                              [helper.make_tensor_value_info("q", TensorProto.FLOAT, shape)],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23),
-                                                    helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 10
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
-    so.inter_op_num_threads = 1
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    return ort.InferenceSession(model.SerializeToString(), so,
-                                providers=["CPUExecutionProvider"])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seq", type=int, default=128)
@@ -86,27 +67,14 @@ def main():
     ap.add_argument("--repeat", type=int, default=20)
     args = ap.parse_args()
     cos, sin = angles(args.seq)
-    sessions = {f: session(f, args.seq, cos, sin) for f in FORMS}
+    shape = [1, HEADS, args.seq, HEAD]
+    sessions = {f: session(*FORMS[f](args.seq, cos, sin), "q", shape, shape) for f in FORMS}
     rng = np.random.default_rng(0)
-    feed = {"q": rng.standard_normal((1, HEADS, args.seq, HEAD)).astype(np.float32)}
-    ref = sessions["unfused"].run(None, feed)[0]
-    for f, s in sessions.items():
-        err = float(np.abs(s.run(None, feed)[0] - ref).max())
-        assert err < 1e-4, f"{f} differs from the unfused graph by {err}"
-    times = {f: [] for f in FORMS}
-    for r in range(args.rounds):
-        order = list(FORMS) if r % 2 == 0 else list(reversed(FORMS))
-        for f in order:
-            t0 = time.perf_counter()
-            for _ in range(args.repeat):
-                sessions[f].run(None, feed)
-            times[f].append((time.perf_counter() - t0) / args.repeat)
-    base = float(np.median(times["unfused"]))
-    print(f"ONNX Runtime {ort.__version__}, level all, 1 thread; query [1,{HEADS},{args.seq},"
+    feed = {"q": rng.standard_normal(shape).astype(np.float32)}
+    medians = alternated_medians(sessions, feed, args.rounds, args.repeat)
+    print(f"ONNX Runtime {ORT_VERSION}, level all, 1 thread; query [1,{HEADS},{args.seq},"
           f"{HEAD}], {args.rounds} alternated rounds of {args.repeat} runs, medians")
-    for f in FORMS:
-        med = float(np.median(times[f]))
-        print(f"  {f:<30} {med * 1e6:9.1f} us   {base / med:6.3f}x the unfused graph")
+    print_ratios(medians, "us", 1e6)
 
 
 if __name__ == "__main__":
