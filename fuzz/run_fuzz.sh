@@ -6,6 +6,9 @@
 # Needs clang and libclang-rt-14-dev (Debian). Inputs that crash are written to
 # build-fuzz/artifacts/; copy them into fuzz/corpus/ once fixed (tests replay that folder).
 # The seeds are written by fuzz/make_seeds.py (one per imported operator, external data).
+# CI runs a fixed seed and run count (scripts/test.sh), so its verdict can be reproduced.
+# To look for new failures, run longer with other seeds and keep going past crashes:
+#   fuzz/run_fuzz.sh 1800 -seed=7 -fork=1 -ignore_crashes=1
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}

@@ -2,7 +2,7 @@
 # Runs the whole test suite: a release build (g++), then the same suite under
 # AddressSanitizer and UndefinedBehaviorSanitizer (clang, the build the fuzzer uses).
 # Assumes scripts/setup.sh has installed the dependencies.
-#   scripts/test.sh               release + sanitizer suites + 60 s of fuzzing
+#   scripts/test.sh               release + sanitizer suites + 50000 fuzzing runs
 #   scripts/test.sh --release     release suite only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +30,9 @@ if [ "${1:-}" != "--release" ]; then
   # Leak checking is off: Z3 and oneDNN keep process-lifetime allocations it would report.
   (cd build-asan && ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
     GRAPHSUB_SANITIZED=1 "$VENV/bin/ctest" --output-on-failure -j"$jobs")
-  # A minute of fuzzing the ONNX path (import, optimize, export) from the seed corpus; the
-  # corpus itself is replayed by the suites above.
-  FUZZ_BUILD_DIR=build-asan fuzz/run_fuzz.sh 60
+  # Fuzzing the ONNX path (import, optimize, export) from the seed corpus; the corpus itself
+  # is replayed by the suites above. A fixed seed and run count (about a minute here) make
+  # this step a reproducible gate: a failure in CI is the same failure on any machine, not a
+  # draw. Exploring with fresh seeds is done apart from CI (fuzz/run_fuzz.sh's header).
+  FUZZ_BUILD_DIR=build-asan fuzz/run_fuzz.sh 600 -seed=1 -runs=50000
 fi

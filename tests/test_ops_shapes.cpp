@@ -411,6 +411,10 @@ TEST(OpsShapes, SplitUsesRecordedCutAndPropagatesSubtrees) {
   EXPECT_TRUE(contains(e, "[2,6]"));
   EXPECT_TRUE(contains(infer_error("split", {{2, 6}}, {{"axis", 1}, {"sizes", Ints{6}}}),
                        "at least 2 parts"));
+  // Sizes whose sum would overflow int64 are refused before they are added.
+  e = infer_error("split", {{2, 6}},
+                  {{"axis", 1}, {"sizes", Ints{int64_t{1} << 62, int64_t{1} << 62, 3}}});
+  EXPECT_TRUE(contains(e, "add up to more than axis 1"));
   EXPECT_TRUE(
       contains(infer_error("split", {{2, 6}}, {{"axis", 1}, {"sizes", Ints{7, -1}}}), "positive"));
 }

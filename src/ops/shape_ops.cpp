@@ -84,9 +84,14 @@ std::vector<int64_t> split_sizes(const Attrs& a, const TensorType& x, int64_t ax
   }
   if (sizes.size() < 2)
     throw Error(fmt::format("split: sizes {} must name at least 2 parts", shape_str(sizes)));
+  for (int64_t s : sizes)
+    if (s < 1) throw Error(fmt::format("split: sizes {} must be positive", shape_str(sizes)));
   int64_t total = 0;
   for (int64_t s : sizes) {
-    if (s < 1) throw Error(fmt::format("split: sizes {} must be positive", shape_str(sizes)));
+    // Checked before adding: sizes past the axis would otherwise overflow the sum.
+    if (s > dim - total)
+      throw Error(fmt::format("split: sizes {} add up to more than axis {} of {} ({})",
+                              shape_str(sizes), axis, shape_str(x.shape), dim));
     total += s;
   }
   if (total != dim)
