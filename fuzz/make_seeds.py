@@ -54,6 +54,17 @@ def main():
     save("op_Gelu.model", model([helper.make_node("Gelu", ["x"], ["y"], domain="com.microsoft")],
                                 [("x", [2, 3])], [("y", None)],
                                 extra_opsets=[("com.microsoft", 1)]))
+    # GroupQueryAttention after a past, with its int32 lengths as initializers.
+    lengths = [numpy_helper.from_array(np.array([2], dtype=np.int32), "sk"),
+               numpy_helper.from_array(np.array(3, dtype=np.int32), "total")]
+    save("op_GroupQueryAttention.model", model(
+        [helper.make_node("GroupQueryAttention", ["q", "k", "v", "pk", "pv", "sk", "total"],
+                          ["y", "present_k", "present_v"], domain="com.microsoft",
+                          num_heads=2, kv_num_heads=1)],
+        [("q", [1, 1, 16]), ("k", [1, 1, 8]), ("v", [1, 1, 8]), ("pk", [1, 1, 2, 8]),
+         ("pv", [1, 1, 2, 8])],
+        [("y", None), ("present_k", None), ("present_v", None)], lengths,
+        extra_opsets=[("com.microsoft", 1)]))
     save("op_Gemm.model", model(
         [helper.make_node("Gemm", ["x", "w", "c"], ["y"], transB=1, alpha=0.5, beta=2.0)],
         [("x", [2, 3])], [("y", None)], [weights("w", [4, 3]), weights("c", [4], 2)]))

@@ -454,6 +454,34 @@ Case rotary_case(Rng& r, const std::string& op) {
   return single(b, b.op(op, {b.input("x", x), b.input("cos", angles), b.input("sin", angles)}, a));
 }
 
+// ONNX Runtime's GroupQueryAttention: a prompt or a step after a past, grouped heads, a
+// window or none; the output and both present caches are graph outputs.
+Case gqa_case(Rng& r) {
+  GraphBuilder b(true, r());
+  int64_t kv_heads = pick(r, 1, 2), heads = kv_heads * pick(r, 1, 3), head = 8 * pick(r, 1, 2);
+  int64_t past = coin(r) ? pick(r, 1, 4) : 0;
+  int64_t batch = pick(r, 1, 2), seq = past > 0 && batch > 1 ? 1 : pick(r, 1, 4);
+  int64_t total = past + seq;
+  Attrs a{{"num_heads", heads},
+          {"kv_num_heads", kv_heads},
+          {"local_window_size", coin(r) ? int64_t{-1} : pick(r, 1, total)},
+          {"seqlens_k", Ints(static_cast<size_t>(batch), total - 1)},
+          {"total_sequence_length", Ints{total}}};
+  if (coin(r)) a.set("scale", 0.25);
+  Shape kv{batch, seq, kv_heads * head};
+  std::vector<TensorRef> ins{b.input("q", {batch, seq, heads * head}), b.input("k", kv),
+                             b.input("v", kv)};
+  if (past > 0) {
+    ins.push_back(b.input("pk", {batch, kv_heads, past, head}));
+    ins.push_back(b.input("pv", {batch, kv_heads, past, head}));
+  }
+  auto outs = b.op_multi("ort_gqa", ins, a);
+  b.output("y", outs[0]);
+  b.output("present_key", outs[1]);
+  b.output("present_value", outs[2]);
+  return {b.finish(), nullptr};
+}
+
 Case reduce_mean_case(Rng& r) {
   GraphBuilder b(true, r());
   Shape s = random_shape(r, 1, 4, 5);
@@ -591,6 +619,7 @@ const std::map<std::string, CaseFn>& cases() {
       c[op] = [op](Rng& r) { return attention_case(r, op); };
     for (const char* op : {"rotary_embedding", "ort_rotary_embedding"})
       c[op] = [op](Rng& r) { return rotary_case(r, op); };
+    c["ort_gqa"] = gqa_case;
     c["reduce_mean"] = reduce_mean_case;
     c["reduce_sum"] = reduce_sum_case;
     for (const char* op : {"clip", "hardsigmoid", "leaky_relu", "pow"})

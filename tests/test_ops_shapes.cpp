@@ -90,7 +90,8 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
                                          "attention",
                                          "neg",
                                          "rotary_embedding",
-                                         "ort_rotary_embedding"};
+                                         "ort_rotary_embedding",
+                                         "ort_gqa"};
   for (const OpDef* op : all_ops()) EXPECT_TRUE(covered.count(op->name)) << op->name;
   EXPECT_EQ(all_ops().size(), covered.size());
 }
@@ -106,6 +107,57 @@ TEST(OpsShapes, AttentionGivesOneRowPerQueryOfTheValuesWidth) {
             (Shape{2, 3, 8}));
   EXPECT_EQ(shape0("ort_attention", {{2, 3, 6}, {6, 48}, {48}}, {{"num_heads", 4}}),
             (Shape{2, 3, 16}));
+}
+
+TEST(OpsShapes, GroupQueryAttentionAppendsToTheCacheAndChecksTheLengths) {
+  Attrs heads{{"num_heads", 4}, {"kv_num_heads", 2}};
+  auto with = [&](Ints lens, Ints total) {
+    Attrs a = heads;
+    a.set("seqlens_k", std::move(lens));
+    a.set("total_sequence_length", std::move(total));
+    return a;
+  };
+  // Decoding: one token after a past of 5; the present cache holds 6.
+  auto out = infer("ort_gqa", {{2, 1, 32}, {2, 1, 16}, {2, 1, 16}, {2, 2, 5, 8}, {2, 2, 5, 8}},
+                   with({5, 5}, {6}));
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].shape, (Shape{2, 1, 32}));
+  EXPECT_EQ(out[1].shape, (Shape{2, 2, 6, 8}));
+  EXPECT_EQ(out[2].shape, (Shape{2, 2, 6, 8}));
+  // A prompt without a past.
+  EXPECT_EQ(infer("ort_gqa", {{1, 3, 32}, {1, 3, 16}, {1, 3, 16}}, with({2}, {3})).at(1).shape,
+            (Shape{1, 2, 3, 8}));
+  // The language's matrices: the present key is concat's, with its cut.
+  Attrs one{{"num_heads", 1},
+            {"kv_num_heads", 1},
+            {"seqlens_k", Ints{3}},
+            {"total_sequence_length", Ints{4}}};
+  EXPECT_EQ(infer("ort_gqa", {{1, 2}, {1, 2}, {1, 2}, {3, 2}, {3, 2}}, one).at(1).str(),
+            "f32[4,2]{split0:3}");
+  // Padded batches, lengths that are not the cache's, and the forms ONNX Runtime's kernel
+  // refuses are errors (the importer keeps such nodes opaque).
+  EXPECT_TRUE(contains(
+      infer_error("ort_gqa", {{2, 1, 32}, {2, 1, 16}, {2, 1, 16}, {2, 2, 5, 8}, {2, 2, 5, 8}},
+                  with({5, 4}, {6})),
+      "seqlens_k [5,4] are not 5"));
+  EXPECT_TRUE(contains(infer_error("ort_gqa", {{1, 3, 32}, {1, 3, 16}, {1, 3, 16}}, with({2}, {4})),
+                       "total_sequence_length [4]"));
+  EXPECT_TRUE(contains(infer_error("ort_gqa", {{1, 3, 16}, {1, 3, 8}, {1, 3, 8}}, with({2}, {3})),
+                       "head size 4 is not a multiple of 8"));
+  EXPECT_TRUE(contains(
+      infer_error("ort_gqa", {{2, 2, 32}, {2, 2, 16}, {2, 2, 16}, {2, 2, 5, 8}, {2, 2, 5, 8}},
+                  with({6, 6}, {7})),
+      "several batches of several tokens"));
+  EXPECT_TRUE(contains(infer_error("ort_gqa", {{1, 3, 32}, {1, 3, 24}, {1, 3, 24}},
+                                   {{"num_heads", 4}, {"kv_num_heads", 3}}),
+                       "not a multiple of kv_num_heads 3"));
+  EXPECT_TRUE(contains(
+      infer_error("ort_gqa", {{1, 1, 32}, {1, 1, 16}, {1, 1, 16}, {1, 2, 5, 8}}, with({5}, {6})),
+      "come together"));
+  Attrs capped = with({2}, {3});
+  capped.set("softcap", 30.0);
+  EXPECT_TRUE(
+      contains(infer_error("ort_gqa", {{1, 3, 32}, {1, 3, 16}, {1, 3, 16}}, capped), "softcap 30"));
 }
 
 TEST(OpsShapes, RotaryEmbeddingKeepsItsInputsShapeAndChecksTheAngles) {

@@ -20,5 +20,6 @@ void register_opaque_ops(std::vector<OpDef>& defs);       // opaque
 void register_fused_ops(std::vector<OpDef>& defs);        // runtimes' fused kernels
 void register_attention_ops(std::vector<OpDef>& defs);    // ONNX's Attention (opset 23)
 void register_rotary_ops(std::vector<OpDef>& defs);       // ONNX's RotaryEmbedding (opset 23)
+void register_ort_gqa_ops(std::vector<OpDef>& defs);      // ONNX Runtime's GroupQueryAttention
 
 }  // namespace graphsub

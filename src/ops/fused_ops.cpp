@@ -1,13 +1,13 @@
 // The runtimes' fused kernels as operators: ONNX Runtime's CPU operators of the com.microsoft
 // domain (FusedMatMul, BiasGelu, FastGelu, QuickGelu, SkipLayerNormalization,
 // SimplifiedLayerNormalization, SkipSimplifiedLayerNormalization, MultiHeadAttention,
-// Attention). Each is the composition of primitive operators its axiom in
-// specs/operators.axioms states, and its reference kernel runs that composition with the
-// primitives' own registered kernels, so the two cannot drift apart. Two factors the language
-// has no primitive for are applied as formulas: QuickGelu's x * sigmoid(alpha x) (its axiom
-// covers alpha 1, silu) and FusedMatMul's alpha. check-axioms tests the axioms, and
-// tests/python compares each kernel with ONNX Runtime's. OpDef::runtime names the runtime
-// that runs them: a file holding one runs there only.
+// Attention; GroupQueryAttention is in ort_gqa_ops.cpp). Each is the composition of primitive
+// operators its axiom in specs/operators.axioms states, and its reference kernel runs that
+// composition with the primitives' own registered kernels, so the two cannot drift apart.
+// Two factors the language has no primitive for are applied as formulas: QuickGelu's
+// x * sigmoid(alpha x) (its axiom covers alpha 1, silu) and FusedMatMul's alpha. check-axioms
+// tests the axioms, and tests/python compares each kernel with ONNX Runtime's. OpDef::runtime
+// names the runtime that runs them: a file holding one runs there only.
 //
 // IR attributes carry the ONNX attribute names, so the ONNX stage reads and writes them by
 // name. Optional trailing inputs are optional inputs here; the skip normalizations have two

@@ -32,6 +32,7 @@ struct Registry {
     register_fused_ops(defs);
     register_attention_ops(defs);
     register_rotary_ops(defs);
+    register_ort_gqa_ops(defs);
     for (auto& d : defs) {
       owned.push_back(std::make_unique<OpDef>(std::move(d)));
       const OpDef* p = owned.back().get();

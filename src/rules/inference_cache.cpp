@@ -17,7 +17,7 @@ uint32_t InferenceCache::signature_id(const std::string& signature) {
 InferenceCache::Key InferenceCache::key_of(uint32_t signature, std::span<const uint64_t> arg_ids) {
   uint64_t a[kMaxTensorArgs] = {};
   for (size_t k = 0; k < arg_ids.size() && k < kMaxTensorArgs; ++k) a[k] = arg_ids[k];
-  return Key{uint64_t{signature} << 32 | a[0], a[1] << 32 | a[2], a[3]};
+  return Key{uint64_t{signature} << 32 | a[0], a[1] << 32 | a[2], a[3] << 32 | a[4]};
 }
 
 std::string application_signature(const TermPtr& t, const AxiomOp& op,

@@ -21,9 +21,9 @@ namespace graphsub::rules {
 
 class InferenceCache {
  public:
-  // Tensor arguments an application may have to be kept (SkipLayerNormalization with beta
-  // has four).
-  static constexpr size_t kMaxTensorArgs = 4;
+  // Tensor arguments an application may have to be kept (GroupQueryAttention with a past
+  // has five). Each argument's id takes 32 bits of the key.
+  static constexpr size_t kMaxTensorArgs = 5;
 
   static InferenceCache& of_thread();
   int32_t type_id(const TensorType& t) { return static_cast<int32_t>(types_.id(t)); }
@@ -32,7 +32,7 @@ class InferenceCache {
   uint32_t signature_id(const std::string& signature);
 
   struct Key {
-    uint64_t hi, lo, last;  // signature and first argument, the next two, the fourth
+    uint64_t hi, lo, last;  // signature and first argument, the next two, the last two
     bool operator==(const Key&) const = default;
   };
   // `arg_ids`: each tensor argument's type id + 1 in argument order, 0 for a constant; at

@@ -37,6 +37,13 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
     if (arg > 0) return TypeKey{s[0], s[1]};
     return s[1] % 2 == 0 ? std::optional<TypeKey>(TypeKey{s[0], s[1] / 2}) : std::nullopt;
   }
+  // GroupQueryAttention in the language is one batch and head, every operand [rows, H] with
+  // one row of query, key and value (the step its axioms state); the cache's rows are free.
+  // Without this key its five matrices would be joined over every shape.
+  if (n == "ort_gqa") {
+    if (s.size() != 2 || (arg < 3 && s[0] != 1)) return std::nullopt;
+    return TypeKey{s[1]};
+  }
   // Normalizations over the last axis and the bias activations: each vector argument (scale,
   // bias) is as long as the data arguments' last axis (the skip normalizations have two data
   // arguments). Without this key a three-tensor operator would be tried on every triple.

@@ -193,9 +193,40 @@ ROTARY.update({
 })
 
 
+# ONNX Runtime's GroupQueryAttention (com.microsoft): Q, K and V [batch, sequence, heads *
+# head size], the past key and value [batch, kv heads, past, head size]; seqlens_k and
+# total_sequence_length are int32 constants, the cache's length without padding.
+def gqa_model(batch, seq, past, heads, kv_heads, head=8, seqlens=None, total=None, **attrs):
+    length = past + seq
+    inputs = [("q", [batch, seq, heads * head]), ("k", [batch, seq, kv_heads * head]),
+              ("v", [batch, seq, kv_heads * head])]
+    inputs += [("pk", [batch, kv_heads, past, head]), ("pv", [batch, kv_heads, past, head])] \
+        if past else [("", None), ("", None)]
+    present = [batch, kv_heads, length, head]
+    model = one_node_model("GroupQueryAttention", inputs,
+                           [("y", [batch, seq, heads * head]), ("present_key", present),
+                            ("present_value", present)],
+                           num_heads=heads, kv_num_heads=kv_heads, **attrs)
+    model.graph.node[0].input.extend(["seqlens_k", "total_sequence_length"])
+    lens = np.array(seqlens if seqlens is not None else [length - 1] * batch, dtype=np.int32)
+    model.graph.initializer.extend([
+        onnx.numpy_helper.from_array(lens, "seqlens_k"),
+        onnx.numpy_helper.from_array(np.array(total or length, dtype=np.int32),
+                                     "total_sequence_length")])
+    return model
+
+
+GQA = {
+    "GroupQueryAttention decode": lambda: gqa_model(2, 1, 5, 4, 2),
+    "GroupQueryAttention prompt": lambda: gqa_model(2, 4, 0, 4, 1),
+    "GroupQueryAttention past window scale": lambda: gqa_model(
+        1, 3, 5, 6, 3, head=16, local_window_size=3, scale=0.3),
+}
+
 # Each runs through the tests of CASES below: against ONNX Runtime, read and written back.
 CASES.update(ATTENTION)
 CASES.update(ROTARY)
+CASES.update(GQA)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -468,3 +499,70 @@ def test_rules_over_rotary_embedding_are_proved_and_a_sign_error_refuted():
     verdicts = {v["name"]: v["verdict"] for v in graphsub.verify(ROTARY_RULES, threads=2)}
     assert verdicts == {"r-neg-product": "proved", "r-neg-rotary": "proved",
                         "r-ort-rotary-halves": "proved", "r-sign-error": "counterexample"}
+
+
+# The forms of GroupQueryAttention graphsub does not read stay as they were, with the reason.
+def _gqa_runtime_lengths():
+    model = gqa_model(1, 3, 0, 2, 1)
+    del model.graph.initializer[:]
+    model.graph.input.extend([
+        helper.make_tensor_value_info("seqlens_k", TensorProto.INT32, [1]),
+        helper.make_tensor_value_info("total_sequence_length", TensorProto.INT32, [])])
+    return model, {"seqlens_k": np.array([2], dtype=np.int32),
+                   "total_sequence_length": np.array(3, dtype=np.int32)}
+
+
+def _gqa_packed():
+    model = gqa_model(1, 3, 0, 2, 1)
+    node = model.graph.node[0]
+    node.input[1] = node.input[2] = ""
+    del model.graph.input[1:]
+    model.graph.input[0].type.tensor_type.shape.dim[2].dim_value = (2 + 2 * 1) * 8
+    return model, {}
+
+
+UNREAD_GQA = {
+    "padded batch": (lambda: (gqa_model(2, 3, 0, 2, 1, seqlens=[2, 1]), {}),
+                     "seqlens_k [2,1] are not 2"),
+    "run-time lengths": (_gqa_runtime_lengths, "input 5 (seqlens_k) is not a constant"),
+    "packed QKV": (_gqa_packed, "1 inputs given, 3 needed"),
+    "rotary inside": (lambda: (gqa_model(1, 1, 2, 2, 1, do_rotary=1), {}), "do_rotary=1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNREAD_GQA))
+def test_an_unread_form_of_group_query_attention_is_kept_opaque(case, tmp_path):
+    build, reason = UNREAD_GQA[case]
+    model, extra = build()
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path))
+    opaque = report["import"]["opaque"]
+    assert [o["op_type"] for o in opaque] == ["GroupQueryAttention"], opaque
+    assert reason in opaque[0]["reason"], opaque
+    assert [n.op_type for n in out.graph.node] == ["GroupQueryAttention"]
+
+
+# A decoding step of GroupQueryAttention (one query) is proved to be attention over the cache;
+# without that condition (several queries, masked causally) the rule is not proved, and a
+# cache whose values are appended in the wrong order is refuted (graphsub verify).
+GQA_RULES = """
+(equality r-gqa-decode (tensors ?q ?k ?v ?pk ?pv) (params (?s scale))
+  (where (= (dim ?q 0) 1))
+  (lhs (ort_gqa_past ?s ?q ?k ?v ?pk ?pv))
+  (rhs (ort_mha ?s ?q (concat 0 ?pk ?k) (concat 0 ?pv ?v))))
+(equality r-gqa-present (tensors ?q ?k ?v ?pk ?pv)
+  (lhs (split0 0 (ort_gqa_past_present_value 1 ?q ?k ?v ?pk ?pv)))
+  (rhs ?pv))
+(equality r-gqa-any-length (tensors ?q ?k ?v ?pk ?pv) (params (?s scale))
+  (lhs (ort_gqa_past ?s ?q ?k ?v ?pk ?pv))
+  (rhs (ort_mha ?s ?q (concat 0 ?pk ?k) (concat 0 ?pv ?v))))
+(equality r-gqa-values-misordered (tensors ?q ?k ?v ?pk ?pv)
+  (lhs (ort_gqa_past 1 ?q ?k ?v ?pk ?pv))
+  (rhs (attention 1 ?q (concat 0 ?pk ?k) (concat 0 ?v ?pv))))
+"""
+
+
+def test_a_decoding_step_of_group_query_attention_is_proved_and_a_misordered_cache_refuted():
+    verdicts = {v["name"]: v["verdict"] for v in graphsub.verify(GQA_RULES, threads=2)}
+    assert verdicts.pop("r-gqa-any-length") != "proved"
+    assert verdicts == {"r-gqa-decode": "proved", "r-gqa-present": "proved",
+                        "r-gqa-values-misordered": "counterexample"}, verdicts

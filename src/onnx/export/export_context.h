@@ -39,6 +39,9 @@ class ExportContext {
   // A 1-d int64 tensor, or one of `shape` when given (the values fill it row-major).
   std::string int64_const(const std::string& base, const std::vector<int64_t>& values,
                           std::optional<Shape> shape = std::nullopt);
+  // An int32 tensor of `shape` (the values must fit int32).
+  std::string int32_const(const std::string& base, const std::vector<int64_t>& values,
+                          const Shape& shape);
   std::string float_const(const std::string& base, float value);
 };
 

@@ -543,15 +543,30 @@ void runtime_operator(Ctx& x) {
     outs[at] = x.out[k];
   }
   std::vector<std::string> in = x.in;
-  for (const auto& [at, name] : r->int_inputs) {  // by position, in increasing order
-    const std::vector<int64_t>& v = x.n.attrs.ints(std::string(name));
+  for (const IntInput& held : r->int_inputs) {  // by position, in increasing order
+    const std::vector<int64_t>& v = x.n.attrs.ints(std::string(held.name));
     const Shape& first = x.c.shape(x.n.inputs[0]);
     // The node takes batches of sequences (the axiom language's matrix form has no node).
     if (first.size() < 3)
       throw Error(fmt::format("export: {} of a rank-{} input has no {} node", x.n.op->name,
                               first.size(), r->op_type));
-    Shape s = v.size() == 1 ? Shape{1} : Shape{first[0], static_cast<int64_t>(v.size()) / first[0]};
-    in.insert(in.begin() + at, x.c.int64_const(x.base + "_" + std::string(name), v, s));
+    std::string base = x.base + "_" + std::string(held.name);
+    if (in.size() < static_cast<size_t>(held.at)) in.resize(static_cast<size_t>(held.at));
+    std::string name;
+    switch (held.layout) {
+      case IntInput::Layout::PositionIds:
+        name = x.c.int64_const(
+            base, v,
+            v.size() == 1 ? Shape{1} : Shape{first[0], static_cast<int64_t>(v.size()) / first[0]});
+        break;
+      case IntInput::Layout::PerBatch32:
+        name = x.c.int32_const(base, v, Shape{static_cast<int64_t>(v.size())});
+        break;
+      case IntInput::Layout::Scalar32:
+        name = x.c.int32_const(base, v, Shape{});
+        break;
+    }
+    in.insert(in.begin() + held.at, name);
   }
   NodeProto& node = x.node(std::string(r->op_type), in, outs);
   if (!r->domain.empty()) {
@@ -561,7 +576,7 @@ void runtime_operator(Ctx& x) {
   for (const AttrSpec& s : x.n.op->attrs) {
     const AttrValue* v = x.n.attrs.find(s.name);
     bool is_input = std::any_of(r->int_inputs.begin(), r->int_inputs.end(),
-                                [&](const auto& p) { return p.second == s.name; });
+                                [&](const IntInput& p) { return p.name == s.name; });
     if (!v || is_input) continue;
     if (const auto* i = std::get_if<int64_t>(v))
       set_attr(node, s.name, *i);

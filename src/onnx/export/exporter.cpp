@@ -65,6 +65,13 @@ std::string ExportContext::int64_const(const std::string& base, const std::vecto
   return name;
 }
 
+std::string ExportContext::int32_const(const std::string& base, const std::vector<int64_t>& v,
+                                       const Shape& shape) {
+  std::string name = fresh(base);
+  *gp.add_initializer() = make_int32_tensor(name, shape, v);
+  return name;
+}
+
 std::string ExportContext::float_const(const std::string& base, float value) {
   std::string name = fresh(base);
   *gp.add_initializer() = make_float_scalar(name, value);

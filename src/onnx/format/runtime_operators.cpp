@@ -34,7 +34,21 @@ const std::vector<RuntimeOperator>& table() {
        .op_type = "RotaryEmbedding",
        .ir = "ort_rotary_embedding",
        .fixed = {{"is_packed_batching", 0}},
-       .int_inputs = {{1, "position_ids"}}},
+       .int_inputs = {{.at = 1, .name = "position_ids"}}},
+      // Causal attention over a key/value cache with grouped heads: Q, K, V and the past key
+      // and value, the sequences unpadded (seqlens_k and total_sequence_length the cache's
+      // length). The packed QKV form, the rotary embedding inside, position ids, attention
+      // biases, head sinks and the QK output stay opaque.
+      {.domain = kMs,
+       .op_type = "GroupQueryAttention",
+       .ir = "ort_gqa",
+       .outputs = {0, 1, 2},
+       .fixed =
+           {{"do_rotary", 0}, {"rotary_interleaved", 0}, {"smooth_softmax", 0}, {"qk_output", 0}},
+       .int_inputs = {{.at = 5, .name = "seqlens_k", .layout = IntInput::Layout::PerBatch32},
+                      {.at = 6,
+                       .name = "total_sequence_length",
+                       .layout = IntInput::Layout::Scalar32}}},
       {.domain = kMs,
        .op_type = "SkipSimplifiedLayerNormalization",
        .ir = "ort_skip_simplified_layernorm",

@@ -10,6 +10,19 @@
 
 namespace graphsub {
 
+// A node input that must be an integer constant, held by the IR operator as an ints
+// attribute of the same name and written back as an initializer.
+struct IntInput {
+  enum class Layout : uint8_t {
+    PositionIds,  // int64 [first axis of input 0, the rest], or [1] for a single value
+    PerBatch32,   // int32 [first axis of input 0]
+    Scalar32,     // int32 scalar
+  };
+  int at = 0;             // the node input's position
+  std::string_view name;  // the attribute's name
+  Layout layout = Layout::PositionIds;
+};
+
 struct RuntimeOperator {
   std::string_view domain;   // "com.microsoft"; "" for one ONNX Runtime puts in ONNX's domain
   std::string_view op_type;  // "SkipLayerNormalization"
@@ -22,10 +35,9 @@ struct RuntimeOperator {
   // Optional inputs that an importer fills with zeros when absent before a given one
   // (SkipLayerNormalization's beta, when a bias follows).
   std::vector<int> zero_when_absent;
-  // Inputs that must be int64 constants, held by the IR operator as the ints attribute of that
-  // name (ONNX Runtime's RotaryEmbedding's position ids); written back as an initializer of
-  // [first axis of input 0, the rest], or [1] for a single value.
-  std::vector<std::pair<int, std::string_view>> int_inputs;
+  // Inputs that must be integer constants (RotaryEmbedding's position ids,
+  // GroupQueryAttention's sequence lengths), in increasing order of position.
+  std::vector<IntInput> int_inputs;
   // False for a node read into a portable IR operator that is written in the default domain.
   bool written = true;
   // Non-empty for a node that is an ONNX operator followed by its `activation` attribute

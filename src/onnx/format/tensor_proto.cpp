@@ -177,6 +177,23 @@ TensorProto make_int64_tensor(const std::string& name, const Shape& shape,
   return t;
 }
 
+TensorProto make_int32_tensor(const std::string& name, const Shape& shape,
+                              std::span<const int64_t> values) {
+  std::vector<int32_t> narrow;
+  for (int64_t v : values) {
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+      throw Error(fmt::format("tensor '{}': {} does not fit int32", name, v));
+    narrow.push_back(static_cast<int32_t>(v));
+  }
+  TensorProto t;
+  t.set_name(name);
+  t.set_data_type(TensorProto::INT32);
+  for (int64_t d : shape) t.add_dims(d);
+  t.set_raw_data(
+      std::string(reinterpret_cast<const char*>(narrow.data()), narrow.size() * sizeof(int32_t)));
+  return t;
+}
+
 TensorProto make_float_scalar(const std::string& name, float v) {
   return make_float_tensor(name, {}, std::span<const float>(&v, 1));
 }

@@ -31,6 +31,9 @@ onnx::TensorProto make_float_tensor(const std::string& name, const Shape& shape,
                                     std::span<const float> values);
 onnx::TensorProto make_int64_tensor(const std::string& name, const Shape& shape,
                                     std::span<const int64_t> values);
+// An INT32 tensor of int64 values; throws Error naming the tensor when one does not fit.
+onnx::TensorProto make_int32_tensor(const std::string& name, const Shape& shape,
+                                    std::span<const int64_t> values);
 onnx::TensorProto make_float_scalar(const std::string& name, float v);
 
 // Bytes of one element of an ONNX element type; 0 for strings and types without a fixed size.

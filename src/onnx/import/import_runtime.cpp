@@ -92,19 +92,23 @@ std::vector<TensorRef> convert_runtime_operator(ImportContext& c, const onnx::No
 
   // Inputs in order; the trailing absent ones are left out, and an absent one before a given
   // one is zeros where the table allows it (it has the shape of the next given one). Constant
-  // integer inputs become their attributes.
+  // integer inputs become their attributes, wherever they stand.
+  auto int_input = [&](int i) {
+    auto it = std::find_if(r.int_inputs.begin(), r.int_inputs.end(),
+                           [&](const IntInput& p) { return p.at == i; });
+    return it == r.int_inputs.end() ? nullptr : &*it;
+  };
   int last = n.input_size() - 1;
-  while (last >= 0 && !c.has_input(n, last)) --last;
+  while (last >= 0 && (!c.has_input(n, last) || int_input(last))) --last;
   std::vector<TensorRef> in;
-  for (int i = 0; i <= last; ++i) {
-    auto held = std::find_if(r.int_inputs.begin(), r.int_inputs.end(),
-                             [&](const auto& p) { return p.first == i; });
-    if (held != r.int_inputs.end()) {
+  for (int i = 0; i < n.input_size(); ++i) {
+    if (const IntInput* held = int_input(i)) {
       std::optional<std::vector<int64_t>> v = c.const_ints(n, i);
-      if (!v) throw Decline{fmt::format("input {} ({}) is not a constant", i, held->second)};
-      attrs.set(std::string(held->second), std::move(*v));
+      if (!v) throw Decline{fmt::format("input {} ({}) is not a constant", i, held->name)};
+      attrs.set(std::string(held->name), std::move(*v));
       continue;
     }
+    if (i > last) continue;
     if (c.has_input(n, i)) {
       in.push_back(c.data(n, i));
       continue;
