@@ -1,5 +1,5 @@
 """One small graph in several equivalent forms, timed in ONNX Runtime: what the form
-benchmarks (ort_attention_block.py, ort_rotary.py) share. Sessions at level all with 1
+benchmarks (ort_attention_block.py, ort_rotary.py, ort_gqa.py) share. Sessions at level all with 1
 intra-op thread on the CPU; the forms' outputs checked equal to the first form's before any
 timing; runs alternated, the order reversed every round; medians."""
 
@@ -11,9 +11,12 @@ from onnx import TensorProto, helper
 
 
 def session(nodes, inits, x_name, x_shape, y_shape):
-    """A session of one float input and one float output "y", opset 23 and com.microsoft 1."""
+    """A session of float inputs (x_name and x_shape, or lists of names and shapes) and one
+    float output "y", opset 23 and com.microsoft 1."""
+    names, shapes = ([x_name], [x_shape]) if isinstance(x_name, str) else (x_name, x_shape)
     graph = helper.make_graph(
-        nodes, "form", [helper.make_tensor_value_info(x_name, TensorProto.FLOAT, x_shape)],
+        nodes, "form",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, s) for n, s in zip(names, shapes)],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, y_shape)], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23),
                                                     helper.make_opsetid("com.microsoft", 1)])
