@@ -570,6 +570,41 @@ TEST(OnnxExport, RotaryEmbeddingOfAMatrixIsWrittenAsTheRankFourNode) {
   }
 }
 
+// ONNX Runtime's GroupQueryAttention: its lengths are written as int32 inputs 5 and 6 (after
+// two empty names where there is no past) and read back as the same attributes, so that the
+// written node computes what the IR node does, with a past and without.
+TEST(OnnxExport, GroupQueryAttentionLengthsAreWrittenAsInt32InputsAndReadBack) {
+  for (int64_t past : {0, 3}) {
+    GraphBuilder b;
+    int64_t total = past + 2;
+    std::vector<TensorRef> in{b.input("q", {1, 2, 32}), b.input("k", {1, 2, 16}),
+                              b.input("v", {1, 2, 16})};
+    if (past > 0) {
+      in.push_back(b.input("pk", {1, 2, past, 8}));
+      in.push_back(b.input("pv", {1, 2, past, 8}));
+    }
+    auto outs = b.op_multi("ort_gqa", in,
+                           {{"num_heads", int64_t{4}},
+                            {"kv_num_heads", int64_t{2}},
+                            {"seqlens_k", std::vector<int64_t>{total - 1}},
+                            {"total_sequence_length", std::vector<int64_t>{total}}});
+    b.output("y", outs[0]);
+    b.output("present_key", outs[1]);
+    Graph g = b.finish();
+    std::string bytes = export_onnx_bytes(g, nullptr);
+    EXPECT_EQ(onnx_node_counts(bytes).at("com.microsoft:GroupQueryAttention"), 1);
+    ImportedModel back = import_onnx_bytes(bytes, "");
+    size_t read = 0;
+    for (NodeId id : back.graph.topo_order()) read += back.graph.node(id).op->name == "ort_gqa";
+    ASSERT_EQ(read, 1u) << "past " << past << ": the node was kept opaque";
+    auto feeds = random_feeds(g, 7);
+    auto want = run_reference(g, feeds);
+    auto got = run_reference(back.graph, feeds);
+    for (size_t k = 0; k < 2; ++k)
+      expect_close(got[k], want[k], "group query attention, exported and imported");
+  }
+}
+
 // ONNX Runtime's RotaryEmbedding takes batches of sequences: its matrix form (the axiom
 // language's) has no node, and the writer says so rather than write a wrong one.
 TEST(OnnxExport, OrtRotaryEmbeddingOfAMatrixIsRefusedByName) {
