@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/error.h"
 #include "check/equivalence.h"
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "onnx/onnx_model.h"
 #include "opt/cost/analytic_cost.h"
@@ -92,6 +92,10 @@ std::string pack_external(std::string_view model, std::string_view data) {
 static const opt::RuleLibrary& shipped_library() {
   static const opt::RuleLibrary lib(driver::resolved({}), null_reporter());
   return lib;
+}
+
+void prepare() {
+  prepare_onnx_import();
 }
 
 bool run_one_input(std::string_view bytes) {

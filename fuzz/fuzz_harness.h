@@ -20,6 +20,10 @@ inline constexpr std::string_view kExternalMagic = "GSXD";
 // The scratch folder for this process (created with its fixtures on first use).
 const std::string& scratch_folder();
 
+// Before the first input, while the process has one thread: starts the helper process that
+// ONNX's shape inference children are forked from.
+void prepare();
+
 // Handles one input. Returns normally when graphsub accepted it or rejected it with
 // graphsub::Error; any other exception escapes (a bug, as is a crash or a sanitizer report).
 // Returns true when the model imported.

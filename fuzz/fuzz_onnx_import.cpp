@@ -8,6 +8,12 @@
 
 #include "fuzz/fuzz_harness.h"
 
+// libFuzzer calls this before it starts its memory-watching thread.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  graphsub::fuzz::prepare();
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   graphsub::fuzz::run_one_input(std::string_view(reinterpret_cast<const char*>(data), size));
   return 0;

@@ -137,6 +137,11 @@ struct ImportedModel {
 Graph instantiate_symbolic(const Graph& g, const OnnxModelInfo& info, size_t p,
                            std::map<TensorRef, TensorRef>* map = nullptr);
 
+// Starts the helper process ONNX's shape inference runs in (onnx/format/isolated_call.h),
+// which the first import otherwise starts. A program that runs threads before it imports (the
+// fuzzer: libFuzzer's memory-watching thread) calls it first, while it has one thread.
+void prepare_onnx_import();
+
 // Reads an ONNX file (external data is read from files next to it). Throws Error naming the
 // file and the problem: unreadable or truncated file, unsupported opset, cycles, missing
 // initializers or inputs, inconsistent shapes.

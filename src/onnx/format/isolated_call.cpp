@@ -88,11 +88,102 @@ bool send_message(int fd, char status, const std::string& bytes) {
   }
 }
 
+// The zygote: forked at the first start, while the caller is small and (started early) has one
+// thread, it forks every worker. A fork from a process with other threads copies whatever
+// locks they hold at that instant, and a child that then takes one waits forever (POSIX
+// allows a forked child of a threaded process only async-signal-safe calls); the zygote runs
+// no other thread and no third-party code, so its forks are clean however many threads the
+// caller runs by then. Its forks are also cheap: a replacement for a crashed child no longer
+// copies the page tables of a caller that has since loaded a large model.
+//   'F'        -> pid (4 bytes), with the worker's socket end attached (SCM_RIGHTS)
+//   'W' + pid  -> the worker's wait status (4 bytes), once it has exited
+bool send_pid_and_fd(int fd, int32_t pid, int passed) {
+  char buf[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&pid, sizeof pid};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (passed >= 0) {
+    msg.msg_control = buf;
+    msg.msg_controllen = sizeof buf;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &passed, sizeof(int));
+  }
+  for (;;) {
+    ssize_t w = sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    return w == static_cast<ssize_t>(sizeof pid);
+  }
+}
+
+// The worker's pid and socket from the zygote; false when the zygote is gone or could not fork.
+bool recv_pid_and_fd(int fd, pid_t* pid, int* got) {
+  int32_t p = -1;
+  char buf[CMSG_SPACE(sizeof(int))] = {};
+  iovec iov{&p, sizeof p};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = buf;
+  msg.msg_controllen = sizeof buf;
+  ssize_t r;
+  while ((r = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  *got = -1;
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); r > 0 && c; c = CMSG_NXTHDR(&msg, c))
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+      std::memcpy(got, CMSG_DATA(c), sizeof(int));
+  *pid = p;
+  if (r != static_cast<ssize_t>(sizeof p) || p <= 0 || *got < 0) {
+    if (*got >= 0) close(*got);
+    return false;
+  }
+  return true;
+}
+
+[[noreturn]] void zygote(int fd, const IsolatedServer::Handler& handler) {
+  signal(SIGINT, SIG_IGN);  // the terminal's interrupt is the parent's to handle
+  for (;;) {
+    char op = 0;
+    if (!read_all(fd, &op, 1, nullptr, nullptr)) _exit(0);  // the parent is done
+    if (op == 'F') {
+      int w[2];
+      pid_t pid = -1;
+      if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, w) == 0) {
+        pid = fork();
+        if (pid == 0) {
+          close(fd);
+          close(w[0]);
+          serve(w[1], handler);
+        }
+        close(w[1]);
+      }
+      bool sent = send_pid_and_fd(fd, pid > 0 ? pid : -1, pid > 0 ? w[0] : -1);
+      if (pid > 0) close(w[0]);
+      if (!sent) _exit(0);
+    } else if (op == 'W') {
+      int32_t pid = 0;
+      int st = 0;
+      if (!read_all(fd, reinterpret_cast<char*>(&pid), sizeof pid, nullptr, nullptr)) _exit(0);
+      while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+      }
+      int32_t status = st;
+      if (!send_all(fd, reinterpret_cast<const char*>(&status), sizeof status)) _exit(0);
+    } else {
+      _exit(4);
+    }
+  }
+}
+
 }  // namespace
 
 IsolatedServer::~IsolatedServer() {
   std::lock_guard<std::mutex> lock(mu_);
   stop_locked(false);
+  if (owner_ == getpid()) stop_zygote_locked();
 }
 
 void IsolatedServer::start() {
@@ -105,12 +196,13 @@ pid_t IsolatedServer::child() const {
   return owner_ == getpid() ? pid_ : -1;
 }
 
-void IsolatedServer::start_locked() {
-  if (pid_ > 0 && owner_ == getpid()) return;
-  if (pid_ > 0) {  // inherited by a fork of the owner: its child is not ours to use or reap
-    close(fd_);
-    pid_ = -1;
-    fd_ = -1;
+void IsolatedServer::start_zygote_locked() {
+  if (zygote_pid_ > 0 && owner_ == getpid()) return;
+  if (zygote_pid_ > 0 || pid_ > 0) {  // inherited by a fork of the owner: not ours to use or reap
+    if (fd_ >= 0) close(fd_);
+    if (zygote_fd_ >= 0) close(zygote_fd_);
+    pid_ = zygote_pid_ = -1;
+    fd_ = zygote_fd_ = -1;
   }
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
@@ -124,12 +216,35 @@ void IsolatedServer::start_locked() {
   }
   if (pid == 0) {
     close(fds[0]);
-    serve(fds[1], handler_);
+    zygote(fds[1], handler_);
   }
   close(fds[1]);
-  pid_ = pid;
+  zygote_pid_ = pid;
   owner_ = getpid();
-  fd_ = fds[0];
+  zygote_fd_ = fds[0];
+}
+
+void IsolatedServer::stop_zygote_locked() {
+  if (zygote_pid_ <= 0) return;
+  close(zygote_fd_);  // the zygote sees end of file and exits
+  while (waitpid(zygote_pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  zygote_pid_ = -1;
+  zygote_fd_ = -1;
+}
+
+void IsolatedServer::start_locked() {
+  start_zygote_locked();
+  if (pid_ > 0) return;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    char op = 'F';
+    if (send_all(zygote_fd_, &op, 1) && recv_pid_and_fd(zygote_fd_, &pid_, &fd_)) return;
+    pid_ = -1;
+    // The zygote is gone (killed, or it could not fork): a new one, once.
+    stop_zygote_locked();
+    if (attempt == 0) start_zygote_locked();
+  }
+  throw Error("isolated call: the helper process could not start a child");
 }
 
 int IsolatedServer::stop_locked(bool kill_child) {
@@ -138,8 +253,18 @@ int IsolatedServer::stop_locked(bool kill_child) {
   close(fd_);  // the child sees end of file and exits
   if (owner_ == getpid()) {
     if (kill_child) kill(pid_, SIGKILL);
-    while (waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
-    }
+    // The zygote forked it, so the zygote reaps it and says how it ended.
+    char req[1 + sizeof(int32_t)] = {'W'};
+    int32_t pid = pid_, status = 0;
+    std::memcpy(req + 1, &pid, sizeof pid);
+    bool timed_out = false;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    if (send_all(zygote_fd_, req, sizeof req) &&
+        read_all(zygote_fd_, reinterpret_cast<char*>(&status), sizeof status, &deadline,
+                 &timed_out))
+      st = status;
+    else
+      stop_zygote_locked();  // a zygote that does not answer is replaced at the next call
   }
   pid_ = -1;
   fd_ = -1;

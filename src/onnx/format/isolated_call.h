@@ -7,7 +7,9 @@
 // One child serves every call, forked once: a fork per call copies the parent's page tables,
 // and with a large model loaded (5 GB while a Llama is imported) the importer's thousands of
 // calls spent minutes in the kernel. Requests and replies are bytes over a socket; a child
-// that crashed or timed out is replaced at the next call.
+// that crashed or timed out is replaced at the next call. Children are forked by a helper
+// process (the zygote) forked at the first start, while the caller is small and, started
+// early, has one thread (isolated_call.cpp says why).
 #include <sys/types.h>
 
 #include <functional>
@@ -37,11 +39,15 @@ class IsolatedServer {
  private:
   void start_locked();
   int stop_locked(bool kill_child);  // the child's wait status (0 when none ran)
+  void start_zygote_locked();
+  void stop_zygote_locked();
   Handler handler_;
   mutable std::mutex mu_;
   pid_t pid_ = -1;
-  pid_t owner_ = -1;  // the process that forked the child (a forked copy of us starts its own)
+  pid_t owner_ = -1;  // the process that forked the zygote (a forked copy of us starts its own)
   int fd_ = -1;
+  pid_t zygote_pid_ = -1;
+  int zygote_fd_ = -1;
 };
 
 }  // namespace graphsub

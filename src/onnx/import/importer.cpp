@@ -923,6 +923,10 @@ ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
 
 }  // namespace
 
+void prepare_onnx_import() {
+  start_shape_inference();
+}
+
 ImportedModel import_onnx_bytes(std::string_view bytes, const std::string& base_dir,
                                 const ImportOptions& opts, Reporter& rep,
                                 const std::string& label) {
