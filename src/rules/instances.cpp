@@ -158,6 +158,8 @@ class Enumerator {
     for (auto* side : {&r_.source, &r_.target})
       for (auto& t : *side) {
         lists.push_back(&sols(t));
+        // A side with no well-typed instance leaves the rule none: the rest is not searched.
+        if (lists.back()->size() == 0) return true;
         masks.push_back(mask(t));
         covered |= masks.back();
       }
@@ -291,12 +293,15 @@ class Enumerator {
       std::vector<const Partials*> lists;
       std::vector<uint64_t> masks;
       std::vector<size_t> positions;  // argument position of each list
-      for (size_t i = np; i < t->args.size(); ++i)
+      bool none = false;  // an argument without a well-typed instance: the application has none
+      for (size_t i = np; i < t->args.size() && !none; ++i)
         if (!is_constant_term(t->args[i])) {
           lists.push_back(&sols(t->args[i]));
+          none = lists.back()->size() == 0;
           masks.push_back(mask(t->args[i]));
           positions.push_back(i - np);
         }
+      if (none) return *memo_.emplace(key, std::move(out)).first->second;
       // Argument type ids (-1: a constant, sized by the inference) -> result type id (-1: not
       // well-typed). Many bindings give the same argument types: infer once per distinct types.
       std::vector<int64_t> arg_ids(t->args.size() - np, -1);
