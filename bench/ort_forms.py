@@ -3,6 +3,7 @@ benchmarks (ort_attention_block.py, ort_rotary.py, ort_gqa.py) share. Sessions a
 intra-op thread on the CPU; the forms' outputs checked equal to the first form's before any
 timing; runs alternated, the order reversed every round; medians."""
 
+import argparse
 import time
 
 import numpy as np
@@ -27,6 +28,15 @@ def session(nodes, inits, x_name, x_shape, y_shape):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     return ort.InferenceSession(model.SerializeToString(), so,
                                 providers=["CPUExecutionProvider"])
+
+
+def form_arguments(doc, size_flag, size_default):
+    """The command line of a form benchmark: its size flag, --rounds and --repeat."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument(size_flag, type=int, default=size_default)
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--repeat", type=int, default=20)
+    return ap.parse_args()
 
 
 def alternated_medians(sessions, feed, rounds, repeat=1):

@@ -17,11 +17,9 @@ control; each sample is `--repeat` runs, the figures are medians.
   .venv/bin/python bench/ort_gqa.py [--past 512] [--rounds 30] [--repeat 20]
 """
 
-import argparse
-
 import numpy as np
 from onnx import helper, numpy_helper
-from ort_forms import ORT_VERSION, alternated_medians, print_ratios, session
+from ort_forms import ORT_VERSION, alternated_medians, form_arguments, print_ratios, session
 
 HEADS, KV_HEADS, HEAD = 32, 8, 64
 GROUP = HEADS // KV_HEADS
@@ -84,9 +82,9 @@ def ort_gqa(past):
     inits = [numpy_helper.from_array(np.array([past], np.int32), "seqlens_k"),
              numpy_helper.from_array(np.array(past + 1, np.int32), "total")]
     node = helper.make_node("GroupQueryAttention",
-                            ["q", "k", "v", "pk", "pv", "seqlens_k", "total"], ["y", "pk_out",
-                                                                                "pv_out"],
-                            domain="com.microsoft", num_heads=HEADS, kv_num_heads=KV_HEADS)
+                            ["q", "k", "v", "pk", "pv", "seqlens_k", "total"],
+                            ["y", "pk_out", "pv_out"], domain="com.microsoft",
+                            num_heads=HEADS, kv_num_heads=KV_HEADS)
     return [node], inits
 
 
@@ -95,11 +93,7 @@ FORMS = {"unfused": unfused, "unfused (A/A)": unfused, "ONNX Attention-23": onnx
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--past", type=int, default=512)
-    ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--repeat", type=int, default=20)
-    args = ap.parse_args()
+    args = form_arguments(__doc__, "--past", 512)
     cache = [1, KV_HEADS, args.past, HEAD]
     names = ["q", "k", "v", "pk", "pv"]
     shapes = [[1, 1, HEADS * HEAD], [1, 1, KV_HEADS * HEAD], [1, 1, KV_HEADS * HEAD], cache, cache]

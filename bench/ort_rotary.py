@@ -13,11 +13,9 @@ graph loaded twice as an A/A control; each sample is `--repeat` runs, the figure
   .venv/bin/python bench/ort_rotary.py [--seq 128] [--rounds 30] [--repeat 20]
 """
 
-import argparse
-
 import numpy as np
 from onnx import helper, numpy_helper
-from ort_forms import ORT_VERSION, alternated_medians, print_ratios, session
+from ort_forms import ORT_VERSION, alternated_medians, form_arguments, print_ratios, session
 
 HEADS, HEAD = 32, 64
 HALF = HEAD // 2
@@ -61,11 +59,7 @@ FORMS = {"unfused": unfused, "unfused (A/A)": unfused, "ONNX RotaryEmbedding-23"
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seq", type=int, default=128)
-    ap.add_argument("--rounds", type=int, default=30)
-    ap.add_argument("--repeat", type=int, default=20)
-    args = ap.parse_args()
+    args = form_arguments(__doc__, "--seq", 128)
     cos, sin = angles(args.seq)
     shape = [1, HEADS, args.seq, HEAD]
     sessions = {f: session(*FORMS[f](args.seq, cos, sin), "q", shape, shape) for f in FORMS}

@@ -150,7 +150,7 @@ bool recv_pid_and_fd(int fd, pid_t* pid, int* got) {
     char op = 0;
     if (!read_all(fd, &op, 1, nullptr, nullptr)) _exit(0);  // the parent is done
     if (op == 'F') {
-      int w[2];
+      int w[2] = {-1, -1};
       pid_t pid = -1;
       if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, w) == 0) {
         pid = fork();
@@ -162,7 +162,7 @@ bool recv_pid_and_fd(int fd, pid_t* pid, int* got) {
         close(w[1]);
       }
       bool sent = send_pid_and_fd(fd, pid > 0 ? pid : -1, pid > 0 ? w[0] : -1);
-      if (pid > 0) close(w[0]);
+      if (w[0] >= 0) close(w[0]);  // the parent's end now, or unused when the fork failed
       if (!sent) _exit(0);
     } else if (op == 'W') {
       int32_t pid = 0;
