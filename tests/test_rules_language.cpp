@@ -8,12 +8,14 @@
 
 #include "core/error.h"
 #include "exec/reference_executor.h"
+#include "rules/bounded_check.h"
 #include "rules/conditions.h"
 #include "rules/instances.h"
 #include "rules/instantiate.h"
 #include "rules/rule_parser.h"
 #include "rules/rule_printer.h"
 #include "rules/sexpr.h"
+#include "rules/type_sets.h"
 
 namespace graphsub::rules {
 namespace {
@@ -555,6 +557,92 @@ TEST(Instances, SearchStopsPastItsBound) {
     EXPECT_NE(std::string(e.what()).find("m: instance search too large"), std::string::npos)
         << e.what();
   }
+}
+
+// The type-set pre-check (rules/type_sets.h) says "no instance" only where the instance search
+// finds none, and settles a rule that never type-checks without the search: attention in the
+// language takes matrices, a convolution makes rank-4 tensors.
+TEST(TypeSets, NoInstanceOnlyWhereTheSearchFindsNone) {
+  RuleSet ax = load_rules(kAxioms);
+  ShapeSpace sp;
+  sp.ranks = {0, 2, 4};
+  sp.dims = {1, 2, 3};
+  sp.kernel_dims = {1, 3};
+  RuleSet s = parse_rules(
+      "(rule conv_into_attention (source (attention 1 (conv 1 same none ?x ?w) ?k ?v)) "
+      "(target (attention 1 (conv 1 same none ?x ?w) ?k ?v)))\n"
+      "(rule shared_square (source (matmul none ?x ?x)) (target (matmul none ?x ?x)))\n"
+      "(rule matmul_concat (source (matmul none ?x (concat 1 ?y ?z))) (target (concat 1 "
+      "(matmul none ?x ?y) (matmul none ?x ?z))))\n"
+      "(rule concat_past_rank (source (concat 3 (transpose ?y) ?z)) (target (concat 3 "
+      "(transpose ?y) ?z)))\n"
+      "(rule ewadd_of_convs (source (ewadd (conv 1 valid none ?x ?w) (smul ?y ?c))) "
+      "(target (ewadd (smul ?y ?c) (conv 1 valid none ?x ?w))))\n"
+      "(rule shared_by_two_outputs (source (attention 1 (ewmul ?a ?b) ?c ?d) (conv 1 valid none "
+      "?e (ewmul ?a ?b))) (target (attention 1 (ewmul ?b ?a) ?c ?d) (conv 1 valid none ?e "
+      "(ewmul ?b ?a))))\n"
+      "(rule one_variable_two_ranks (source (ewadd (transpose ?x) (relu ?y)) (conv 1 same none "
+      "?x ?w)) (target (ewadd (transpose ?x) (relu ?y)) (conv 1 same none ?x ?w)))\n",
+      "t.rules", &ax);
+  std::map<std::string, bool> may;
+  for (const Rule& r : s.rules) {
+    Candidates cands = candidate_types(r, sp);
+    may[r.name] = may_type_check(r, {}, cands);
+    size_t n = 0;
+    for_each_instance(r, {}, cands, [&](const Instance&) { return ++n < 1; });
+    if (n > 0) {  // never "no instance" for a rule that has one
+      EXPECT_TRUE(may[r.name]) << r.name;
+    }
+  }
+  EXPECT_FALSE(may.at("conv_into_attention"));
+  EXPECT_FALSE(may.at("concat_past_rank"));
+  EXPECT_TRUE(may.at("shared_square"));
+  EXPECT_TRUE(may.at("matmul_concat"));
+  EXPECT_TRUE(may.at("ewadd_of_convs"));
+  // Each output type-checks alone, not with one type for what they share.
+  EXPECT_FALSE(may.at("shared_by_two_outputs"));
+  EXPECT_FALSE(may.at("one_variable_two_ranks"));
+  // The sampler settles it without the bottom-up search, which a bound of 10 partial
+  // instances would stop: its randomized search runs out of steps over these shapes, and the
+  // type sets answer before the bottom-up search would start.
+  const Rule& r = s.rules[0];
+  Candidates cands = candidate_types(r, sp);
+  EXPECT_THROW(for_each_instance(
+                   r, {}, cands, [](const Instance&) { return true; }, 10),
+               InstanceSearchTooLarge);
+  EXPECT_TRUE(sample_instances(r, {}, cands, 4, 1, 10).empty());
+  BoundedOptions sampled;
+  sampled.max_per_params = 1;
+  sampled.max_partial_instances = 10;
+  BoundedResult res = bounded_test(r, ax, sp, sampled);
+  EXPECT_FALSE(res.holds);
+  EXPECT_EQ(res.instances, 0u);
+  EXPECT_EQ(res.counterexample, "no instance type-checks in the shape space");
+}
+
+// The answer does not depend on what the thread computed before (its sets are kept per
+// thread across rules): the same on a fresh thread as after other rules.
+TEST(TypeSets, AnswerIndependentOfWhatTheThreadSawBefore) {
+  RuleSet ax = load_rules(kAxioms);
+  ShapeSpace sp;
+  sp.ranks = {2, 4};
+  sp.dims = {1, 2};
+  sp.kernel_dims = {1, 3};
+  RuleSet s = parse_rules(
+      "(rule a (source (ewadd (transpose ?x) (conv 1 same none ?y ?w))) (target (ewadd "
+      "(transpose ?x) (conv 1 same none ?y ?w))))\n"
+      "(rule b (source (ewadd (transpose ?x) ?y)) (target (ewadd ?y (transpose ?x))))\n",
+      "t.rules", &ax);
+  auto answers = [&] {
+    std::vector<bool> out;
+    for (const Rule& r : s.rules) out.push_back(may_type_check(r, {}, candidate_types(r, sp)));
+    return out;
+  };
+  std::vector<bool> here = answers(), again = answers(), fresh;
+  std::thread([&] { fresh = answers(); }).join();
+  EXPECT_EQ(here, (std::vector<bool>{false, true}));
+  EXPECT_EQ(again, here);
+  EXPECT_EQ(fresh, here);
 }
 
 }  // namespace

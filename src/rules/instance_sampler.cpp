@@ -21,6 +21,7 @@
 #include "rules/instances.h"
 #include "rules/instantiate.h"
 #include "rules/type_prechecks.h"
+#include "rules/type_sets.h"
 
 namespace graphsub::rules {
 namespace {
@@ -250,7 +251,12 @@ std::vector<Instance> sample_instances(const Rule& r, const ParamAssignment& par
     Sampler::Outcome o = s.search(run_seed);
     if (o == Sampler::Outcome::None) break;  // the search was exhaustive: no instance at all
     if (o == Sampler::Outcome::OutOfSteps) {
-      if (found.empty()) return spread_instances(r, params, candidates, k, 100000, max_partials);
+      if (found.empty()) {
+        // Rules that never type-check end here; most are settled by their type sets, without
+        // the search over every binding.
+        if (!may_type_check(r, params, candidates)) return {};
+        return spread_instances(r, params, candidates, k, 100000, max_partials);
+      }
       break;
     }
     if (std::find(found.begin(), found.end(), s.choice()) == found.end())

@@ -1,5 +1,7 @@
 #include "rules/type_prechecks.h"
 
+#include <algorithm>
+
 namespace graphsub::rules {
 
 std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, const TensorType& ty,
@@ -71,6 +73,20 @@ bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded) {
   if (xs.size() != 4 || ws.size() != 4 || ws[1] < 1 || xs[1] % ws[1] != 0) return false;
   if (unpadded && (xs[2] < ws[2] || xs[3] < ws[3])) return false;
   return ws[0] % (xs[1] / ws[1]) == 0;
+}
+
+bool is_broadcasting(const AxiomOp& op) {
+  return op.op->name == "add" || op.op->name == "mul";
+}
+
+bool broadcast_may_fit(const TensorType& a, const TensorType& b) {
+  const Shape& x = a.shape;
+  const Shape& y = b.shape;
+  for (size_t i = 1; i <= std::min(x.size(), y.size()); ++i) {
+    int64_t p = x[x.size() - i], q = y[y.size() - i];
+    if (p != q && p != 1 && q != 1) return false;
+  }
+  return true;
 }
 
 bool unpadded_conv(const Term& t, const ParamAssignment& params) {

@@ -29,6 +29,11 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
 // Without padding, the kernel must also fit in the image.
 bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded);
 
+// A cheap necessary condition for the language's broadcasting operators (add, mul): aligned
+// from the last axis, each pair of dimensions is equal or one of them is 1.
+bool is_broadcasting(const AxiomOp& op);
+bool broadcast_may_fit(const TensorType& a, const TensorType& b);
+
 // True when the padding parameter of a conv term is `valid` for these parameters.
 bool unpadded_conv(const Term& t, const ParamAssignment& params);
 
