@@ -37,17 +37,29 @@ using TypeSetPtr = std::shared_ptr<const TypeSet>;
 // number, so that what is unknown does not depend on what was computed before; large enough
 // for a binary operator over every type of the usual shape space grouped by its type key.
 constexpr uint64_t kMaxCombinations = uint64_t{1} << 17;
-// Subterm sets a thread keeps before it starts over (most subterms recur across rules).
-constexpr size_t kMemoSize = size_t{1} << 16;
+// Type ids a thread's kept sets may hold in all (64 MB) before it starts over: most
+// subterms recur across rules, but a long run meets millions of them.
+constexpr size_t kMemoIds = size_t{1} << 24;
 
 void sort_unique(std::vector<int32_t>& ids) {
   std::sort(ids.begin(), ids.end());
   ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
 }
 
-std::unordered_map<std::string, TypeSetPtr>& thread_memo() {
-  static thread_local std::unordered_map<std::string, TypeSetPtr> memo;
+struct Memo {
+  std::unordered_map<std::string, TypeSetPtr> sets;
+  size_t ids = 0;  // type ids held by `sets`, with the keys' share
+};
+
+Memo& thread_memo() {
+  static thread_local Memo memo;
   return memo;
+}
+
+size_t ids_held(const std::string& key, const TypeSet& s) {
+  size_t n = s.ids.size() + key.size() / sizeof(int32_t) + 8;
+  for (auto& ids : s.supported) n += ids.size();
+  return n;
 }
 
 class SetBuilder {
@@ -57,11 +69,16 @@ class SetBuilder {
 
   TypeSetPtr of(const TermPtr& t) {
     std::string key = key_of(t);
-    auto& memo = thread_memo();
-    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    Memo& memo = thread_memo();
+    if (auto it = memo.sets.find(key); it != memo.sets.end()) return it->second;
     TypeSetPtr s = compute(t);
-    if (memo.size() >= kMemoSize) memo.clear();
-    memo.emplace(std::move(key), s);
+    size_t n = ids_held(key, *s);
+    if (memo.ids + n > kMemoIds) {
+      memo.sets.clear();
+      memo.ids = 0;
+    }
+    memo.ids += n;
+    memo.sets.emplace(std::move(key), s);
     return s;
   }
 
