@@ -195,9 +195,7 @@ class Sampler {
       else if (*key != *first)
         return false;
     }
-    if (n.op->op->name == "conv" && args.size() >= 2 && args[0] && args[1])
-      return conv_may_fit(*args[0], *args[1], n.unpadded_conv);
-    return true;
+    return arguments_may_fit(*n.op, n.unpadded_conv, args);
   }
 
   bool dfs(size_t level) {

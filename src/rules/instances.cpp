@@ -311,8 +311,7 @@ class Enumerator {
       const bool thread_cached = arg_ids.size() <= InferenceCache::kMaxTensorArgs;
       const uint32_t signature =
           thread_cached ? cache_.signature_id(application_signature(t, *op, params_)) : 0;
-      const bool is_conv = op->op->name == "conv";
-      const bool unpadded = is_conv && unpadded_conv(*t, params_);
+      const bool unpadded = op->op->name == "conv" && unpadded_conv(*t, params_);
       KeyFn key = [&](size_t list, const TensorType& ty) {
         return type_key(*t, *op, positions[list], ty, params_);
       };
@@ -326,7 +325,7 @@ class Enumerator {
               for (size_t k = 0; k < args.size(); ++k)
                 if (arg_ids[k] >= 0) args[k] = type_of(static_cast<uint32_t>(arg_ids[k]));
               int64_t result = -1;
-              if (!is_conv || !args[0] || !args[1] || conv_may_fit(*args[0], *args[1], unpadded)) {
+              if (arguments_may_fit(*op, unpadded, args)) {
                 auto infer = [&]() -> std::optional<TensorType> {
                   try {
                     return infer_app_type(t, params_, args);

@@ -67,16 +67,14 @@ bool is_constant_term(const TermPtr& t) {
   return op && op->is_constant();
 }
 
+namespace {
+
 bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded) {
   const Shape& xs = x.shape;
   const Shape& ws = w.shape;
   if (xs.size() != 4 || ws.size() != 4 || ws[1] < 1 || xs[1] % ws[1] != 0) return false;
   if (unpadded && (xs[2] < ws[2] || xs[3] < ws[3])) return false;
   return ws[0] % (xs[1] / ws[1]) == 0;
-}
-
-bool is_broadcasting(const AxiomOp& op) {
-  return op.op->name == "add" || op.op->name == "mul";
 }
 
 bool broadcast_may_fit(const TensorType& a, const TensorType& b) {
@@ -86,6 +84,29 @@ bool broadcast_may_fit(const TensorType& a, const TensorType& b) {
     int64_t p = x[x.size() - i], q = y[y.size() - i];
     if (p != q && p != 1 && q != 1) return false;
   }
+  return true;
+}
+
+bool attention_may_fit(const TensorType& q, const TensorType& k, const TensorType& v) {
+  if (q.rank() != 2 || k.rank() != 2 || v.rank() != 2) return true;  // inference decides
+  return q.shape[1] == k.shape[1] && k.shape[0] == v.shape[0];
+}
+
+}  // namespace
+
+bool arguments_may_fit(const AxiomOp& op, bool unpadded,
+                       std::span<const std::optional<TensorType>> args) {
+  const std::string& n = op.op->name;
+  auto given = [&](size_t count) {
+    if (args.size() < count) return false;
+    for (size_t i = 0; i < count; ++i)
+      if (!args[i]) return false;
+    return true;
+  };
+  if (n == "conv" && given(2)) return conv_may_fit(*args[0], *args[1], unpadded);
+  if ((n == "add" || n == "mul") && given(2)) return broadcast_may_fit(*args[0], *args[1]);
+  if ((n == "attention" || n == "ort_mha") && given(3))
+    return attention_may_fit(*args[0], *args[1], *args[2]);
   return true;
 }
 

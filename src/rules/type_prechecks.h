@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -24,15 +25,14 @@ using TypeKey = std::vector<int64_t>;
 std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, const TensorType& ty,
                                 const ParamAssignment& params);
 
-// A cheap necessary condition on the argument types of a convolution (x [N,C,H,W], w
-// [O,C/g,kh,kw]): the channel count splits into groups that divide the output channels.
-// Without padding, the kernel must also fit in the image.
-bool conv_may_fit(const TensorType& x, const TensorType& w, bool unpadded);
-
-// A cheap necessary condition for the language's broadcasting operators (add, mul): aligned
-// from the last axis, each pair of dimensions is equal or one of them is 1.
-bool is_broadcasting(const AxiomOp& op);
-bool broadcast_may_fit(const TensorType& a, const TensorType& b);
+// Cheap necessary conditions on an application's argument types beyond the key they share
+// (type_key), checked before shape inference, which throws on each failure: a convolution's
+// channel groups (and, without padding, its kernel inside the image); the broadcasting
+// operators' dimensions (aligned from the last axis, equal or 1); the language's attention
+// (matrices: q and k as wide, k and v as long). Absent arguments (constants) pass.
+// `unpadded`: the term is a conv with `valid` padding (unpadded_conv).
+bool arguments_may_fit(const AxiomOp& op, bool unpadded,
+                       std::span<const std::optional<TensorType>> args);
 
 // True when the padding parameter of a conv term is `valid` for these parameters.
 bool unpadded_conv(const Term& t, const ParamAssignment& params);

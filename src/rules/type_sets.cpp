@@ -184,9 +184,7 @@ class SetBuilder {
       }
       return out;
     }
-    const bool is_conv = op->op->name == "conv";
-    const bool unpadded = is_conv && unpadded_conv(*t, params_);
-    const bool broadcasting = is_broadcasting(*op);
+    const bool unpadded = op->op->name == "conv" && unpadded_conv(*t, params_);
     const size_t nargs = t->args.size() - np;
     const bool cached = nargs <= InferenceCache::kMaxTensorArgs;
     const uint32_t signature =
@@ -196,8 +194,7 @@ class SetBuilder {
       std::vector<std::optional<TensorType>> args(nargs);
       for (size_t k = 0; k < nargs; ++k)
         if (arg_ids[k] >= 0) args[k] = cache.type(static_cast<int32_t>(arg_ids[k]));
-      if (is_conv && args[0] && args[1] && !conv_may_fit(*args[0], *args[1], unpadded)) return;
-      if (broadcasting && args[0] && args[1] && !broadcast_may_fit(*args[0], *args[1])) return;
+      if (!arguments_may_fit(*op, unpadded, args)) return;
       auto infer = [&]() -> std::optional<TensorType> {
         try {
           return infer_app_type(t, params_, args);
