@@ -149,6 +149,34 @@ TEST(GenEnumerator, ProducesEveryGraphExactlyOnce) {
       make_test_space({"ewadd", "relu", "transpose", "matmul"}, matrix_pool(), 3), 100);
 }
 
+// Measurement runs (generate --shards K/R) enumerate the largest graphs of their root tasks
+// only, and every smaller graph whole.
+TEST(GenEnumerator, SampledSharesHoldTheirRootTasksOnly) {
+  Space s = make_test_space({"ewadd", "relu", "transpose", "matmul"}, matrix_pool(), 3);
+  auto largest = [&](int k, int r) {
+    EnumShard shard;
+    shard.sample = k;
+    shard.sample_of = r;
+    EnumerationResult en = enumerate_graphs(s, 2, null_reporter(), shard);
+    std::set<std::string> out, small;
+    for (auto& g : take_all_records(en, true))
+      (g.g.num_ops == 3 ? out : small).insert(graph_text(s, g.g));
+    return std::pair{out, small};
+  };
+  auto [all, all_small] = largest(0, 0);
+  auto [one, one_small] = largest(1, 3);
+  auto [two, two_small] = largest(2, 3);
+  auto [three, three_small] = largest(3, 3);
+  EXPECT_EQ(three, all);
+  EXPECT_GT(one.size(), 0u);
+  EXPECT_LT(one.size(), two.size());
+  EXPECT_LT(two.size(), all.size());
+  for (auto& g : one) EXPECT_TRUE(two.count(g)) << g;
+  for (auto& g : two) EXPECT_TRUE(all.count(g)) << g;
+  EXPECT_EQ(one_small, all_small);
+  EXPECT_EQ(two_small, all_small);
+}
+
 // Operators with two outputs (the enumerator skips second operands by producer) and binary
 // operators whose operand order matters.
 TEST(GenEnumerator, ProducesEveryGraphExactlyOnceWithSplitsAndConcats) {
@@ -171,6 +199,34 @@ TEST(GenEnumerator, ProducesEveryGraphExactlyOnceWithThreeInputOperators) {
   Space s = three_input_space(3);
   ASSERT_EQ(s.max_arity(), 3);
   expect_every_graph_exactly_once(s, 100);
+}
+
+// Graphs of five operators: the floor's graphs of four operators are found as pieces by binary
+// search.
+TEST(GenEnumerator, ProducesEveryGraphExactlyOnceAtFiveOperators) {
+  expect_every_graph_exactly_once(make_test_space({"ewadd", "relu"}, matrix_pool(), 5), 1000);
+}
+
+// The largest graphs of five operators are packed in 128 bits where 64 do not hold them; the
+// records read back are those of the 64-bit packing.
+TEST(GenEnumerator, WideRecordsReadBackLikeNarrowOnes) {
+  Space s = make_test_space({"ewadd", "ewmul", "matmul", "relu", "transpose"}, matrix_pool(), 3);
+  ASSERT_TRUE(GraphPacker(s, 3).fits());
+  EnumShard wide;
+  wide.wide_records = true;
+  for (bool singletons : {true, false}) {
+    EnumerationResult a = enumerate_graphs(s, 2, null_reporter());
+    EnumerationResult b = enumerate_graphs(s, 2, null_reporter(), wide);
+    std::vector<GraphRecord> ra = take_all_records(a, singletons),
+                             rb = take_all_records(b, singletons);
+    ASSERT_GT(ra.size(), 100u);
+    ASSERT_EQ(ra.size(), rb.size());
+    for (size_t i = 0; i < ra.size(); ++i) {
+      EXPECT_EQ(ra[i].fp, rb[i].fp);
+      EXPECT_TRUE(ra[i].g == rb[i].g) << graph_str(s, ra[i].g);
+    }
+    EXPECT_EQ(b.spilled_bytes * 2, a.spilled_bytes * 3);  // 24 bytes a graph against 16
+  }
 }
 
 // Every graph the enumerator emits (the bare ones left out), each checked: it evaluates from
@@ -399,6 +455,10 @@ TEST(GenEnumerator, PackedGraphsRoundTripAndCompareLikeTheGraphs) {
     const CompactGraph& other = graphs[(i * 7919 + 13) % graphs.size()];
     EXPECT_EQ(graphs[i] < other, packer.pack(graphs[i]) < packer.pack(other))
         << graph_str(s, graphs[i]) << " vs " << graph_str(s, other);
+    // The 128-bit records of the graphs of 5 operators, the same way.
+    WidePackedGraph w = WidePackedGraph::of(packer, 7, graphs[i]);
+    EXPECT_TRUE(w.graph(packer) == graphs[i]) << graph_str(s, graphs[i]);
+    EXPECT_EQ(graphs[i] < other, w < WidePackedGraph::of(packer, 7, other));
   }
   // Graphs of another size, and spaces too large for 64 bits, are refused.
   CompactGraph two = graphs[0];
@@ -410,6 +470,26 @@ TEST(GenEnumerator, PackedGraphsRoundTripAndCompareLikeTheGraphs) {
   EXPECT_FALSE(GraphPacker(wide, 4).fits());
   EXPECT_TRUE(GraphPacker(wide, 3).fits());
   EXPECT_THROW(GraphPacker(wide, 4).pack(graphs[0]), Error);
+  EXPECT_TRUE(GraphPacker(wide, 5).fits_wide());
+}
+
+TEST(GenEnumerator, PieceFingerprintsAreFoundHashedOrSorted) {
+  FingerprintSet pieces;
+  pieces.hashed.insert(5, 2);
+  pieces.hashed.insert(9, 4);  // a whole (terminal) graph of 4 operators
+  std::vector<PackedGraph> four{{3, 0}, {5, 1}, {8, 0}, {8, 2}};
+  pieces.sorted = &four;
+  pieces.sorted_ops = 4;
+  auto ops = [&](uint64_t fp) -> int {
+    const uint32_t* o = pieces.find(fp);
+    return o ? static_cast<int>(*o) : -1;
+  };
+  EXPECT_EQ(ops(5), 2);  // the smaller piece of the table wins
+  EXPECT_EQ(ops(3), 4);
+  EXPECT_EQ(ops(8), 4);
+  EXPECT_EQ(ops(9), 4);
+  EXPECT_EQ(ops(4), -1);
+  EXPECT_EQ(ops(100), -1);
 }
 
 TEST(GenEnumerator, PartsHoldExactlyTheSharedFingerprintsInOrder) {
@@ -438,10 +518,19 @@ TEST(GenEnumerator, PartsHoldExactlyTheSharedFingerprintsInOrder) {
     EXPECT_TRUE(shared[i].g == expected[i].g) << graph_str(s, shared[i].g);
   }
   // Bare graphs and smaller graphs are among the pieces, sorted.
-  EXPECT_TRUE(std::is_sorted(en.small.begin(), en.small.end(), [](auto& a, auto& b) {
-    return a.fp != b.fp ? a.fp < b.fp : a.g < b.g;
-  }));
-  for (auto& r : en.small) EXPECT_LT(r.g.num_ops, 3);
+  std::vector<GraphRecord> small = en.small.between(0, ~uint64_t{0});
+  EXPECT_TRUE(std::is_sorted(small.begin(), small.end(), record_less));
+  EXPECT_EQ(small.size(), en.small.size());
+  for (auto& r : small) EXPECT_LT(r.g.num_ops, 3);
+  for (int ops = 1; ops < 3; ++ops)
+    EXPECT_TRUE(std::is_sorted(en.small.packed(ops).begin(), en.small.packed(ops).end()));
+  // The smallest graph of a fingerprint is the first of its records.
+  for (size_t i = 0; i < small.size(); ++i)
+    if (i == 0 || small[i].fp != small[i - 1].fp) {
+      std::optional<CompactGraph> first = en.small.smallest_with(small[i].fp);
+      ASSERT_TRUE(first.has_value());
+      EXPECT_TRUE(*first == small[i].g) << graph_str(s, small[i].g);
+    }
 }
 
 TEST(GenEnumerator, TwoOrdersOfAnOperandAreOneGraphForCommutativeOperators) {

@@ -15,7 +15,7 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   auto* cmd = app.add_subcommand(
       "generate", "enumerate graphs, find equal pairs by fingerprint, prove them, write rules");
   auto o = std::make_shared<driver::GenerateJobOptions>();
-  cmd->add_option("--max-ops", o->max_ops, "largest graph, in operators (1 to 4)")->required();
+  cmd->add_option("--max-ops", o->max_ops, "largest graph, in operators (1 to 5)")->required();
   cmd->add_option("--ops", o->ops, "operators to use, comma-separated axiom names (default: all)");
   cmd->add_option("--with-ops", o->with_ops,
                   "keep only the rules that use one of these operators (default: all rules)");
@@ -42,6 +42,10 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
                   "debug/measurement: classify only the first N of the 256 fingerprint ranges "
                   "and the same share of the split requests (0: all); the library then covers "
                   "those only");
+  cmd->add_option("--shards", o->shards,
+                  "measurement: K/R enumerates the largest graphs of the shares of ranks 0 to "
+                  "K-1 of an R-rank run only (every smaller graph whole), in one process; the "
+                  "library then covers what that fraction finds");
   cmd->add_option("--reduce-from", o->reduce_from,
                   "classify candidates with a side of this many operators or more in their "
                   "reduced form (common subgraphs taken out)")

@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <tuple>
+#include <utility>
 
 #include "core/error.h"
 #include "core/text.h"
@@ -78,6 +81,18 @@ void claim_run_dir(const std::string& dir, const std::string& command, gen::Clus
   cluster.barrier();
 }
 
+// --shards "K/R": (K, R), 1 <= K <= R; "" is (0, 0), every share.
+std::pair<int, int> parse_shards(const std::string& text) {
+  if (text.empty()) return {0, 0};
+  int k = 0, r = 0;
+  char slash = 0, rest = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d%c", &k, &slash, &r, &rest) != 3 || slash != '/' || k < 1 ||
+      r < 1 || k > r || r > 1'000'000)
+    throw OptionError(fmt::format(
+        "--shards '{}': expected K/R, the shares of ranks 0 to K-1 of R (1 <= K <= R)", text));
+  return {k, r};
+}
+
 // The command as the header states it: every flag that shapes the output, in one order.
 std::string command_line(const GenerateJobOptions& o) {
   std::string command = fmt::format("graphsub generate --max-ops {}", o.max_ops);
@@ -88,6 +103,7 @@ std::string command_line(const GenerateJobOptions& o) {
   if (!o.axioms.empty()) command += " --axioms " + o.axioms;
   command += fmt::format(" --seed {} --rlimit {}", o.seed, o.rlimit);
   if (o.parts) command += fmt::format(" --parts {}", o.parts);
+  if (!o.shards.empty()) command += " --shards " + o.shards;
   GenerateJobOptions defaults;
   if (o.reduce_from != defaults.reduce_from)
     command += fmt::format(" --reduce-from {}", o.reduce_from);
@@ -114,8 +130,8 @@ void finish(const GenerateJobOptions& o, const gen::GeneratorOptions& opts, gen:
             GenerateJobResult& out, Reporter& rep);
 
 GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
-  if (o.max_ops < 1 || o.max_ops > 4)
-    throw OptionError(fmt::format("--max-ops {}: expected 1 to 4", o.max_ops));
+  if (o.max_ops < 1 || o.max_ops > 5)
+    throw OptionError(fmt::format("--max-ops {}: expected 1 to 5", o.max_ops));
   check_threads("--threads", o.threads);
   if (o.proof_epoch < 1)
     throw OptionError(fmt::format("--proof-epoch {}: expected 1 or more rules", o.proof_epoch));
@@ -153,6 +169,7 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   opts.lift_domains = opts.domains;
   opts.pool = o.pool.empty() ? gen::default_pool() : gen::parse_pool(o.pool);
   opts.max_parts = o.parts;
+  std::tie(opts.sample_shards, opts.sample_of) = parse_shards(o.shards);
   opts.reduce_from_ops = o.reduce_from;
   opts.max_prover_vars = o.max_vars;
   opts.minimal_reads_from_ops = o.minimal_reads_from;
@@ -183,6 +200,9 @@ GenerateJobResult run_generate_job(const GenerateJobOptions& o, Reporter& rep) {
   vo.numeric_first_per_params = 1;
   verify::Verifier verifier(axioms, vo);
   out.run_dir = o.run_dir;
+  if (opts.sample_of && cluster.size() > 1)
+    throw OptionError(
+        fmt::format("--shards {} runs in one process, not on {} ranks", o.shards, cluster.size()));
   if (out.run_dir.empty() && cluster.size() > 1) {
     if (o.output.empty()) throw OptionError("a run on several ranks needs --run-dir or -o");
     out.run_dir = o.output + ".run";

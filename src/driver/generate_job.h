@@ -30,6 +30,10 @@ struct GenerateJobOptions {
   // (never a verdict, so the library never depends on time). 1 s to 1 day.
   unsigned timeout_ms = 300'000;
   size_t parts = 0;
+  // Measurement: "K/R" enumerates the largest graphs of the shares of ranks 0 to K-1 of an
+  // R-rank run only (every smaller graph whole), here in one process; the library then holds
+  // what that fraction finds ("": every share).
+  std::string shards;
   int reduce_from = 4;
   int max_vars = 5;
   int minimal_reads_from = 4;

@@ -42,6 +42,9 @@ struct GeneratorOptions {
   // Debug and measurement: classify only the first this many of the 256 fingerprint ranges
   // (0: all); the library is then of those ranges only.
   size_t max_parts = 0;
+  // Measurement: the largest graphs of the shares of ranks 0 to sample_shards-1 of a run on
+  // sample_of ranks only (EnumShard::sample); 0: all.
+  int sample_shards = 0, sample_of = 0;
   // Rules with more tensor variables than this are not sent to the prover (reported as not
   // tried): the verifier's instance search grows with every variable, and at max_ops 4 a
   // proving batch ran out of memory in it. Every class at max_ops 3 has 4 or fewer. 0: no limit.

@@ -244,7 +244,7 @@ def test_generate_writes_a_library_of_proved_rules(tmp_path):
     proved = graphsub.verify(str(out), threads=2)
     # Each equality is written in both directions where both can rewrite.
     assert len(proved) >= result["rules"] and all(v["proved"] for v in proved)
-    with pytest.raises(ValueError, match="--max-ops 9: expected 1 to 4"):
+    with pytest.raises(ValueError, match="--max-ops 9: expected 1 to 5"):
         graphsub.generate(9)
 
 

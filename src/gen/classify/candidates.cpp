@@ -41,16 +41,6 @@ Candidate alias_candidate(const Space& s, const Alias& a) {
 
 namespace {
 
-// The smallest graph (fewest operators, then lowest encoding) with fingerprint `fp`.
-const GraphRecord* smallest_with(const std::vector<GraphRecord>& records, uint64_t fp) {
-  auto lo = std::lower_bound(records.begin(), records.end(), fp,
-                             [](const GraphRecord& r, uint64_t f) { return r.fp < f; });
-  const GraphRecord* best = nullptr;
-  for (auto it = lo; it != records.end() && it->fp == fp; ++it)
-    if (!best || it->g.num_ops < best->g.num_ops) best = &*it;  // records are sorted by graph
-  return best;
-}
-
 // Appends `piece` to `into`, renumbering its operator outputs after `into`'s operators.
 bool append_piece(const Space& s, RuleSide& into, const CompactGraph& piece) {
   size_t p = s.num_pool();
@@ -72,8 +62,7 @@ bool append_piece(const Space& s, RuleSide& into, const CompactGraph& piece) {
 
 }  // namespace
 
-std::optional<RuleSide> split_partner(GraphEvaluator& ev, const Space& s,
-                                      const std::vector<GraphRecord>& records,
+std::optional<RuleSide> split_partner(GraphEvaluator& ev, const Space& s, const SmallGraphs& small,
                                       const SplitRequest& q) {
   EvaluatedGraph e = ev.evaluate(q.g, false);
   if (!e.ok) return std::nullopt;
@@ -85,8 +74,8 @@ std::optional<RuleSide> split_partner(GraphEvaluator& ev, const Space& s,
     std::vector<uint64_t> h;
     for (size_t i = 0; i < n; ++i)
       if (q.blocks[i] == b) h.push_back(e.output_hashes[i]);
-    const GraphRecord* piece = smallest_with(records, combine_output_hashes(h));
-    if (!piece || !append_piece(s, partner, piece->g)) return std::nullopt;
+    std::optional<CompactGraph> piece = small.smallest_with(combine_output_hashes(h));
+    if (!piece || !append_piece(s, partner, *piece)) return std::nullopt;
   }
   EvaluatedGraph pe = evaluate_side(ev, s, partner, false);
   std::vector<uint64_t> hs = pe.all_hashes;

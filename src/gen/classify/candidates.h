@@ -38,11 +38,10 @@ std::vector<std::pair<size_t, size_t>> bucket_pairs(const std::vector<GraphRecor
                                                     const Bucket& b);
 
 // The disconnected partner of a split request: the smallest graph of each block's bucket
-// (`records` sorted by (fp, graph) holds every candidate piece), operators renumbered one
+// (`small` holds every candidate piece), operators renumbered one
 // after another; nullopt when it would exceed max_ops operators or
 // compute one value twice (two pieces sharing a subgraph).
-std::optional<RuleSide> split_partner(GraphEvaluator& ev, const Space& s,
-                                      const std::vector<GraphRecord>& records,
+std::optional<RuleSide> split_partner(GraphEvaluator& ev, const Space& s, const SmallGraphs& small,
                                       const SplitRequest& q);
 
 // The two single-operator graphs of an alias (the variant and the one it equals).

@@ -31,39 +31,46 @@ GraphPacker::GraphPacker(const Space& s, int num_ops) : num_ops_(num_ops), arity
   variant_bits_ = std::bit_width(std::max<size_t>(s.variants.size(), 2) - 1);
   // Tensor ids 0 .. num_pool + 2 * num_ops - 1, and one more code for "no tensor".
   tensor_bits_ = std::bit_width(s.num_pool() + 2 * static_cast<size_t>(num_ops));
-  fits_ =
-      num_ops >= 1 && num_ops <= kMaxOps && num_ops * (variant_bits_ + arity_ * tensor_bits_) <= 64;
+  bits_ =
+      num_ops >= 1 && num_ops <= kMaxOps ? num_ops * (variant_bits_ + arity_ * tensor_bits_) : 1000;
 }
 
 uint64_t GraphPacker::pack(const CompactGraph& g) const {
-  if (!fits_ || g.num_ops != num_ops_)
+  if (!fits())
+    throw Error("graph packer: graphs of " + std::to_string(num_ops_) +
+                " operators do not fit 64 bits");
+  return static_cast<uint64_t>(pack_wide(g));
+}
+
+GraphPacker::Wide GraphPacker::pack_wide(const CompactGraph& g) const {
+  if (!fits_wide() || g.num_ops != num_ops_)
     throw Error("graph packer: graph of " + std::to_string(g.num_ops) +
                 " operators does not fit the packing for " + std::to_string(num_ops_));
-  const uint64_t none = (uint64_t{1} << tensor_bits_) - 1;
-  uint64_t code = 0;
+  const Wide none = (Wide{1} << tensor_bits_) - 1;
+  Wide code = 0;
   for (int k = 0; k < num_ops_; ++k) {
     code = code << variant_bits_ | g.ops[static_cast<size_t>(k)].variant;
     const auto& in = g.ops[static_cast<size_t>(k)].in;
     for (int i = 0; i < arity_; ++i) {
       TensorId t = in[static_cast<size_t>(i)];
-      code = code << tensor_bits_ | (t == kNoTensor ? none : uint64_t{t});
+      code = code << tensor_bits_ | (t == kNoTensor ? none : Wide{t});
     }
   }
   return code;
 }
 
-CompactGraph GraphPacker::unpack(uint64_t code) const {
-  const uint64_t none = (uint64_t{1} << tensor_bits_) - 1;
+CompactGraph GraphPacker::unpack_wide(Wide code) const {
+  const Wide none = (Wide{1} << tensor_bits_) - 1;
   CompactGraph g;
   g.num_ops = static_cast<uint8_t>(num_ops_);
   for (int k = num_ops_ - 1; k >= 0; --k) {
     GraphOp& op = g.ops[static_cast<size_t>(k)];
     for (int i = arity_ - 1; i >= 0; --i) {
-      uint64_t t = code & none;
+      Wide t = code & none;
       code >>= tensor_bits_;
       op.in[static_cast<size_t>(i)] = t == none ? kNoTensor : static_cast<TensorId>(t);
     }
-    op.variant = static_cast<uint16_t>(code & ((uint64_t{1} << variant_bits_) - 1));
+    op.variant = static_cast<uint16_t>(code & ((Wide{1} << variant_bits_) - 1));
     code >>= variant_bits_;
   }
   return g;

@@ -44,26 +44,53 @@ struct GraphRecord {
   CompactGraph g;
 };
 
-// Graphs of exactly `num_ops` operators in 64 bits, for storing the largest graphs (most of
-// the enumeration) at 16 bytes a record. Fields are packed most significant first in the
-// order CompactGraph compares them (variant, then inputs, operator by operator; no input is
-// the largest code), so packed codes compare like the graphs they encode. Each operator keeps
-// as many input fields as the space's widest variant reads (the slots past it are always
-// empty), so a space of binary operators packs as it did before ternary ones existed. The
-// terminal flag is not kept: the caller keeps terminal graphs apart.
+// Graphs of exactly `num_ops` operators in 64 bits (or 128 at N = 5), for storing the largest
+// graphs (most of the enumeration) at 16 bytes a record (24 wide). Fields are packed most
+// significant first in the order CompactGraph compares them (variant, then inputs, operator by
+// operator; no input is the largest code), so packed codes compare like the graphs they
+// encode. Each operator keeps as many input fields as the space's widest variant reads (the
+// slots past it are always empty), so a space of binary operators packs as it did before
+// ternary ones existed. The terminal flag is not kept: the caller keeps terminal graphs apart.
 class GraphPacker {
  public:
+  using Wide = unsigned __int128;
   GraphPacker(const Space& s, int num_ops);
   // False when the space has too many variants or tensors for 64 bits; pack() then throws.
-  bool fits() const { return fits_; }
+  bool fits() const { return bits_ <= 64; }
+  // The same for 128 bits and pack_wide().
+  bool fits_wide() const { return bits_ <= 128; }
   uint64_t pack(const CompactGraph& g) const;
-  CompactGraph unpack(uint64_t code) const;
+  CompactGraph unpack(uint64_t code) const { return unpack_wide(code); }
+  Wide pack_wide(const CompactGraph& g) const;
+  CompactGraph unpack_wide(Wide code) const;
 
  private:
   int num_ops_;
   int arity_;  // input fields per operator
   int variant_bits_, tensor_bits_;
-  bool fits_;
+  int bits_;  // of a whole graph; past 128 when num_ops is out of range
+};
+
+// A packed graph and its fingerprint, in (fingerprint, graph) order.
+struct PackedGraph {
+  uint64_t fp = 0, code = 0;
+  friend auto operator<=>(const PackedGraph&, const PackedGraph&) = default;
+  static PackedGraph of(const GraphPacker& p, uint64_t fp, const CompactGraph& g) {
+    return {fp, p.pack(g)};
+  }
+  CompactGraph graph(const GraphPacker& p) const { return p.unpack(code); }
+};
+// The same with 128-bit codes (the graphs of 5 operators).
+struct WidePackedGraph {
+  uint64_t fp = 0, high = 0, low = 0;
+  friend auto operator<=>(const WidePackedGraph&, const WidePackedGraph&) = default;
+  static WidePackedGraph of(const GraphPacker& p, uint64_t fp, const CompactGraph& g) {
+    GraphPacker::Wide c = p.pack_wide(g);
+    return {fp, static_cast<uint64_t>(c >> 64), static_cast<uint64_t>(c)};
+  }
+  CompactGraph graph(const GraphPacker& p) const {
+    return p.unpack_wide(GraphPacker::Wide{high} << 64 | low);
+  }
 };
 
 inline TensorId op_output_id(size_t num_pool, int op, int out) {

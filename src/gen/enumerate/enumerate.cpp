@@ -21,19 +21,9 @@ namespace graphsub::gen {
 
 namespace {
 
-bool record_less(const GraphRecord& a, const GraphRecord& b) {
-  return a.fp != b.fp ? a.fp < b.fp : a.g < b.g;
-}
-
 bool request_less(const SplitRequest& a, const SplitRequest& b) {
   return a.g != b.g ? a.g < b.g : a.blocks < b.blocks;
 }
-
-// A graph of max_ops operators as stored in the temporary files.
-struct Packed {
-  uint64_t fp = 0, code = 0;
-  friend auto operator<=>(const Packed&, const Packed&) = default;
-};
 
 // Parts by the top bits of the fingerprint, so that the parts in order are the records in
 // fingerprint order.
@@ -42,15 +32,21 @@ constexpr size_t kParts = size_t{1} << kPartBits;
 size_t part_of(uint64_t fp) {
   return static_cast<size_t>(fp >> (64 - kPartBits));
 }
+// The fingerprints of part p: [part_low(p), part_high(p)].
+uint64_t part_low(size_t p) {
+  return static_cast<uint64_t>(p) << (64 - kPartBits);
+}
+uint64_t part_high(size_t p) {
+  return part_low(p) | (~uint64_t{0} >> kPartBits);
+}
 // The records of part p in a vector sorted by fingerprint.
 template <class T>
 std::pair<size_t, size_t> part_range(const std::vector<T>& v, size_t p) {
   auto first = [&](size_t q) -> size_t {
     if (q >= kParts) return v.size();
-    uint64_t lo = static_cast<uint64_t>(q) << (64 - kPartBits);
-    return static_cast<size_t>(
-        std::lower_bound(v.begin(), v.end(), lo, [](const T& r, uint64_t f) { return r.fp < f; }) -
-        v.begin());
+    return static_cast<size_t>(std::lower_bound(v.begin(), v.end(), part_low(q),
+                                                [](const T& r, uint64_t f) { return r.fp < f; }) -
+                               v.begin());
   };
   return {first(p), first(p + 1)};
 }
@@ -61,7 +57,8 @@ std::string part_file(const std::string& dir, size_t p) {
 
 // One file per part, written by all threads in blocks under a lock per part: temporary ones
 // (deleted when closed or when the process ends), or, for a shard kept in the run directory,
-// the part files of folder `dir`.
+// the part files of folder `dir`. Packed is PackedGraph, or WidePackedGraph at N = 5.
+template <class Packed>
 class SpillFiles {
  public:
   explicit SpillFiles(const std::string& dir = "") : files_(kParts), locks_(kParts) {
@@ -124,11 +121,25 @@ class SpillFiles {
 // The largest graphs of an enumeration: packed in part files, terminal ones whole. The part
 // files are this process's temporary ones, or those of every shard in the run directory.
 struct LargeGraphs {
-  LargeGraphs(const Space& s, int num_ops) : packer(s, num_ops) {}
-  GraphPacker packer;
-  std::unique_ptr<SpillFiles> files;    // this process's temporary part files
+  virtual ~LargeGraphs() = default;
+  // The records of part p (see gather_part).
+  virtual std::vector<GraphRecord> take_part(size_t p, const SmallGraphs& small,
+                                             bool keep_singletons) = 0;
   std::vector<std::string> shard_dirs;  // when not empty, the parts are read from these
   std::vector<GraphRecord> whole;       // sorted by (fp, graph)
+};
+
+namespace {
+
+// `all` in (fp, graph) order: only the records whose fingerprint two or more share, unless
+// `keep_singletons`.
+std::vector<GraphRecord> gather_part_records(std::vector<GraphRecord> all, bool keep_singletons);
+
+template <class Packed>
+struct LargeGraphsOf : LargeGraphs {
+  LargeGraphsOf(const Space& s, int num_ops) : packer(s, num_ops) {}
+  GraphPacker packer;
+  std::unique_ptr<SpillFiles<Packed>> files;  // this process's temporary part files
 
   std::vector<Packed> take(size_t p) {
     if (shard_dirs.empty()) return files->take(p);
@@ -145,25 +156,54 @@ struct LargeGraphs {
     }
     return all;
   }
-};
 
-namespace {
+  // The spilled records of the part, sorted; of a fingerprint they hold alone, only those
+  // that a graph in memory shares (or all, with keep_singletons), unpacked.
+  std::vector<GraphRecord> take_part(size_t p, const SmallGraphs& small,
+                                     bool keep_singletons) override {
+    std::vector<Packed> packed = take(p);
+    std::sort(packed.begin(), packed.end());
+    std::vector<GraphRecord> in_memory = small.between(part_low(p), part_high(p));
+    const std::pair<size_t, size_t> wr = part_range(whole, p);
+    in_memory.insert(in_memory.end(), whole.begin() + static_cast<std::ptrdiff_t>(wr.first),
+                     whole.begin() + static_cast<std::ptrdiff_t>(wr.second));
+    std::sort(in_memory.begin(), in_memory.end(), record_less);
+    auto held_in_memory = [&](uint64_t fp) {
+      auto it = std::lower_bound(in_memory.begin(), in_memory.end(), fp,
+                                 [](const GraphRecord& r, uint64_t f) { return r.fp < f; });
+      return it != in_memory.end() && it->fp == fp;
+    };
+    std::vector<GraphRecord> all;
+    for (size_t i = 0; i < packed.size();) {
+      size_t j = i + 1;
+      while (j < packed.size() && packed[j].fp == packed[i].fp) ++j;
+      if (keep_singletons || j - i >= 2 || held_in_memory(packed[i].fp))
+        for (size_t k = i; k < j; ++k)
+          all.push_back(GraphRecord{packed[k].fp, packed[k].graph(packer)});
+      i = j;
+    }
+    std::vector<Packed>().swap(packed);
+    all.insert(all.end(), in_memory.begin(), in_memory.end());
+    return gather_part_records(std::move(all), keep_singletons);
+  }
+};
 
 // A worker's sink for the largest graphs: packed records go to the files in blocks; terminal
 // graphs (few) and graphs the packing cannot hold stay in memory whole.
+template <class Packed>
 class SpillSink : public GraphSink {
  public:
-  SpillSink(SpillFiles& files, const GraphPacker& packer)
+  SpillSink(SpillFiles<Packed>& files, const GraphPacker& packer)
       : files_(files), packer_(packer), blocks_(kParts) {}
   void add(const GraphRecord& r) override {
-    if (r.g.terminal || !packer_.fits()) {
+    if (r.g.terminal || !packer_.fits_wide()) {
       whole.push_back(r);
       return;
     }
     size_t p = part_of(r.fp);
     std::vector<Packed>& b = blocks_[p];
     if (b.capacity() == 0) b.reserve(kBlock);
-    b.push_back(Packed{r.fp, packer_.pack(r.g)});
+    b.push_back(Packed::of(packer_, r.fp, r.g));
     if (b.size() == kBlock) {
       files_.write(p, b);
       b.clear();
@@ -180,8 +220,8 @@ class SpillSink : public GraphSink {
   std::vector<SplitRequest> requests;
 
  private:
-  static constexpr size_t kBlock = 2048;  // 32 KiB a part and thread
-  SpillFiles& files_;
+  static constexpr size_t kBlock = 2048;  // 32 KiB a part and thread (48 wide)
+  SpillFiles<Packed>& files_;
   const GraphPacker& packer_;
   std::vector<std::vector<Packed>> blocks_;
 };
@@ -202,6 +242,13 @@ EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* piec
          i += static_cast<size_t>(shard->ranks))
       mine.push_back(tasks[i]);
     tasks = std::move(mine);
+  }
+  if (shard && shard->sample_of > 0) {
+    std::vector<RootTask> sampled;
+    for (size_t i = 0; i < tasks.size(); ++i)
+      if (i % static_cast<size_t>(shard->sample_of) < static_cast<size_t>(shard->sample))
+        sampled.push_back(tasks[i]);
+    tasks = std::move(sampled);
   }
   std::vector<std::unique_ptr<Enumerator>> workers;  // per-thread state
   for (size_t t = 0; t < sinks.size(); ++t) {
@@ -224,16 +271,30 @@ EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* piec
   return stats;
 }
 
-// The pieces of split requests for the graphs of the first round, which had no piece set
-// while they were enumerated.
-void requests_of_small_graphs(const Space& s, const std::vector<GraphRecord>& records,
-                              const FingerprintSet& pieces, std::vector<SplitRequest>& out) {
-  GraphEvaluator ev(s);
-  for (const GraphRecord& r : records) {
-    if (r.g.num_ops == 0) continue;
-    std::vector<TensorId> outs = graph_outputs(s, r.g);
-    if (outs.size() < 2) continue;
-    EvaluatedGraph e = ev.evaluate(r.g, false);
+// A worker's sink for the graphs of fewer than max_ops operators.
+class SmallSink : public GraphSink {
+ public:
+  explicit SmallSink(const Space& s) : graphs(s) {}
+  void add(const GraphRecord& r) override { graphs.add(r); }
+  void add_request(const SplitRequest&) override {
+    throw Error("enumeration: a split request among the smaller graphs");
+  }
+  SmallGraphs graphs;
+};
+
+// The split requests of the graphs of the first round, which had no piece set while they were
+// enumerated: each graph with several outputs, each way its outputs split into blocks that
+// are all pieces of at most max_ops operators together. On `threads` threads (at N = 5 they
+// are hundreds of millions of graphs); the caller sorts them.
+void requests_of_small_graphs(const Space& s, const SmallGraphs& small,
+                              const FingerprintSet& pieces, int threads,
+                              std::vector<SplitRequest>& out) {
+  auto requests_of = [&](GraphEvaluator& ev, const CompactGraph& g,
+                         std::vector<SplitRequest>& into) {
+    if (g.num_ops == 0) return;
+    std::vector<TensorId> outs = graph_outputs(s, g);
+    if (outs.size() < 2) return;
+    EvaluatedGraph e = ev.evaluate(g, false);
     for (const auto& part : output_partitions(outs.size())) {
       bool all_known = true;
       uint32_t piece_ops = 0;
@@ -249,11 +310,37 @@ void requests_of_small_graphs(const Space& s, const std::vector<GraphRecord>& re
       // A partner of more than max_ops operators is never formed (split_partner).
       if (!all_known || piece_ops > static_cast<uint32_t>(s.max_ops)) continue;
       SplitRequest q;
-      q.g = r.g;
+      q.g = g;
       std::copy(part.begin(), part.end(), q.blocks.begin());
-      out.push_back(q);
+      into.push_back(q);
     }
-  }
+  };
+  // Work items: chunks of each packed array, then the whole graphs.
+  constexpr size_t kChunk = size_t{1} << 16;
+  struct Chunk {
+    int ops;  // 0: the whole graphs
+    size_t begin, end;
+  };
+  std::vector<Chunk> chunks;
+  for (int k = 1; k <= small.packed_levels(); ++k)
+    for (size_t b = 0; b < small.packed(k).size(); b += kChunk)
+      chunks.push_back({k, b, std::min(small.packed(k).size(), b + kChunk)});
+  chunks.push_back({0, 0, small.whole().size()});
+  std::vector<std::vector<SplitRequest>> found(chunks.size());
+  std::vector<std::unique_ptr<GraphEvaluator>> evs;
+  for (int t = 0; t < threads; ++t) evs.push_back(std::make_unique<GraphEvaluator>(s));
+  parallel_for(
+      chunks.size(), threads,
+      [&](size_t i, size_t t) {
+        const Chunk& c = chunks[i];
+        for (size_t j = c.begin; j < c.end; ++j)
+          requests_of(
+              *evs[t],
+              c.ops ? small.packer(c.ops).unpack(small.packed(c.ops)[j].code) : small.whole()[j].g,
+              found[i]);
+      },
+      [](size_t) {});
+  for (auto& f : found) out.insert(out.end(), f.begin(), f.end());
 }
 
 // The parts' vectors joined, with room for `extra` more. The first part's vector is taken
@@ -277,39 +364,7 @@ std::vector<T> concat_all(std::vector<std::unique_ptr<Member>>& parts,
   return all;
 }
 
-// The records of one part in (fp, graph) order: its spilled records and the in-memory ones
-// (small graphs, whole records) of its fingerprint range; only fingerprints held by two or
-// more graphs unless `keep_singletons`.
-std::vector<GraphRecord> gather_part(std::vector<Packed> packed, const GraphPacker& packer,
-                                     const std::vector<GraphRecord>& small,
-                                     const std::vector<GraphRecord>& whole, size_t p,
-                                     bool keep_singletons) {
-  std::sort(packed.begin(), packed.end());
-  // Pairs, not structured bindings: clang 14 (the fuzz build) cannot capture those.
-  const std::pair<size_t, size_t> sr = part_range(small, p), wr = part_range(whole, p);
-  auto in_memory = [&](uint64_t fp) {
-    auto has = [fp](const std::vector<GraphRecord>& v, size_t b, size_t e) {
-      auto it = std::lower_bound(v.begin() + static_cast<std::ptrdiff_t>(b),
-                                 v.begin() + static_cast<std::ptrdiff_t>(e), fp,
-                                 [](const GraphRecord& r, uint64_t f) { return r.fp < f; });
-      return it != v.begin() + static_cast<std::ptrdiff_t>(e) && it->fp == fp;
-    };
-    return has(small, sr.first, sr.second) || has(whole, wr.first, wr.second);
-  };
-  std::vector<GraphRecord> all;
-  for (size_t i = 0; i < packed.size();) {
-    size_t j = i + 1;
-    while (j < packed.size() && packed[j].fp == packed[i].fp) ++j;
-    if (keep_singletons || j - i >= 2 || in_memory(packed[i].fp))
-      for (size_t k = i; k < j; ++k)
-        all.push_back(GraphRecord{packed[k].fp, packer.unpack(packed[k].code)});
-    i = j;
-  }
-  std::vector<Packed>().swap(packed);
-  all.insert(all.end(), small.begin() + static_cast<std::ptrdiff_t>(sr.first),
-             small.begin() + static_cast<std::ptrdiff_t>(sr.second));
-  all.insert(all.end(), whole.begin() + static_cast<std::ptrdiff_t>(wr.first),
-             whole.begin() + static_cast<std::ptrdiff_t>(wr.second));
+std::vector<GraphRecord> gather_part_records(std::vector<GraphRecord> all, bool keep_singletons) {
   std::sort(all.begin(), all.end(), record_less);
   if (keep_singletons) return all;
   std::vector<GraphRecord> shared;
@@ -324,6 +379,13 @@ std::vector<GraphRecord> gather_part(std::vector<Packed> packed, const GraphPack
   return shared;
 }
 
+// The floor every rank holds in hash tables: the representatives of values and the piece
+// fingerprints of at most this many operators. At N = 5 the values and graphs of 4 operators
+// (hundreds of millions) would take over 10 GB of tables on every rank; their values are read
+// freely instead (the enumeration prunes less, and loses no graph), and their fingerprints are
+// found by binary search. Below N = 5 every smaller graph is within it.
+constexpr int kHashedFloorOps = 3;
+
 // A check word at the head of each kept shard file: a file of another program is refused,
 // not misread.
 constexpr uint64_t kShardMagic = 0x67737562656e756dULL;  // "gsubenum"
@@ -331,6 +393,7 @@ constexpr uint64_t kShardMagic = 0x67737562656e756dULL;  // "gsubenum"
 // The largest graphs of this rank's root tasks, kept in the run directory: part files and
 // shard.bin (the counts, the graphs kept whole and the split requests) in enum-RANK, written
 // as enum-RANK.tmp and renamed when whole. A shard already there is not enumerated again.
+template <class Packed>
 void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const EnumShard& shard,
                           const FingerprintSet& pieces, const ValueReps& reps) {
   std::string dir = shard_path(shard.dir, "enum", shard.rank);
@@ -344,9 +407,10 @@ void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const Enum
   remove_all(dir);
   make_dirs(tmp);
   GraphPacker packer(s, s.max_ops);
-  SpillFiles files(tmp);
-  std::vector<std::unique_ptr<SpillSink>> sinks;
-  for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<SpillSink>(files, packer));
+  SpillFiles<Packed> files(tmp);
+  std::vector<std::unique_ptr<SpillSink<Packed>>> sinks;
+  for (int t = 0; t < threads; ++t)
+    sinks.push_back(std::make_unique<SpillSink<Packed>>(files, packer));
   EnumStats stats = run_round(
       s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
       [&](Enumerator& e, size_t) {
@@ -355,9 +419,9 @@ void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const Enum
       &shard);
   for (auto& sink : sinks) sink->flush();
   files.close_all();
-  std::vector<GraphRecord> whole = concat_all(sinks, &SpillSink::whole);
+  std::vector<GraphRecord> whole = concat_all(sinks, &SpillSink<Packed>::whole);
   std::sort(whole.begin(), whole.end(), record_less);
-  std::vector<SplitRequest> requests = concat_all(sinks, &SpillSink::requests);
+  std::vector<SplitRequest> requests = concat_all(sinks, &SpillSink<Packed>::requests);
   std::sort(requests.begin(), requests.end(), request_less);
   ByteWriter w;
   w.put(kShardMagic);
@@ -369,13 +433,48 @@ void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const Enum
   rename_path(tmp, dir);
 }
 
+// The largest graphs, streamed to temporary part files.
+template <class Packed>
+std::shared_ptr<LargeGraphs> enumerate_largest(const Space& s, int threads, Reporter& rep,
+                                               const FingerprintSet& pieces, const ValueReps& reps,
+                                               const EnumShard& shard, EnumerationResult& res) {
+  auto large = std::make_shared<LargeGraphsOf<Packed>>(s, s.max_ops);
+  large->files = std::make_unique<SpillFiles<Packed>>();
+  std::vector<std::unique_ptr<SpillSink<Packed>>> sinks;
+  for (int t = 0; t < threads; ++t)
+    sinks.push_back(std::make_unique<SpillSink<Packed>>(*large->files, large->packer));
+  res.stats += run_round(
+      s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
+      [&](Enumerator& e, size_t) {
+        if (s.minimal_reads) e.read_only_reps(&reps);
+      },
+      &shard);
+  for (auto& sink : sinks) sink->flush();
+  res.spilled_bytes = large->files->bytes();
+  large->whole = concat_all(sinks, &SpillSink<Packed>::whole);
+  std::sort(large->whole.begin(), large->whole.end(), record_less);
+  std::vector<SplitRequest> more = concat_all(sinks, &SpillSink<Packed>::requests);
+  res.requests.insert(res.requests.end(), more.begin(), more.end());
+  return large;
+}
+
+// Calls f with a null pointer of the record type the largest graphs are packed in: 16 bytes
+// up to N = 4, 24 at N = 5.
+template <class F>
+auto with_packed_type(const Space& s, const EnumShard& shard, F&& f) {
+  if (GraphPacker(s, s.max_ops).fits() && !shard.wide_records)
+    return f(static_cast<PackedGraph*>(nullptr));
+  return f(static_cast<WidePackedGraph*>(nullptr));
+}
+
 }  // namespace
 
 EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
                                    const EnumShard& shard) {
   threads = std::max(1, threads);
   EnumerationResult res;
-  std::vector<GraphRecord>& small = res.small;
+  res.small = SmallGraphs(s);
+  SmallGraphs& small = res.small;
   // Bare graphs: each pool tensor on its own.
   GraphEvaluator ev(s);
   for (size_t p = 0; p < s.num_pool(); ++p) {
@@ -383,19 +482,19 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
     r.g.bare = static_cast<TensorId>(p);
     uint64_t h = ev.pool_hash(p);
     r.fp = combine_output_hashes(std::span<const uint64_t>(&h, 1));
-    small.push_back(r);
+    small.add(r);
   }
   // With minimal_reads, the representative of every value the smaller graphs compute.
   ValueReps reps;
   if (s.max_ops > 1) {
     Space smaller = s;
     smaller.max_ops = s.max_ops - 1;
-    std::vector<std::unique_ptr<VectorSink>> sinks;
-    for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<VectorSink>());
+    std::vector<std::unique_ptr<SmallSink>> sinks;
+    for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<SmallSink>(s));
     std::vector<ValueReps> thread_reps(s.minimal_reads ? static_cast<size_t>(threads) : 0);
     res.stats += run_round(smaller, 1, nullptr, false, sinks, rep, "enumerate (smaller graphs)",
                            [&](Enumerator& e, size_t t) {
-                             if (s.minimal_reads) e.collect_reps(&thread_reps[t]);
+                             if (s.minimal_reads) e.collect_reps(&thread_reps[t], kHashedFloorOps);
                            });
     // Each thread's table is freed once merged; the first is taken whole (no copy of it is
     // ever held beside it: at N = 4 a table is hundreds of MiB, on every rank).
@@ -406,41 +505,44 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
         merge_reps(reps, r);
       r = ValueReps{};
     }
-    std::vector<GraphRecord> got = concat_all(sinks, &VectorSink::records, small.size());
-    got.insert(got.end(), small.begin(), small.end());
-    small = std::move(got);  // sorted below
+    for (auto& sink : sinks) small.absorb(std::move(sink->graphs));
   }
-  std::sort(small.begin(), small.end(), record_less);
+  small.sort();
+  // The operator count of the smallest graph of each fingerprint: hashed up to
+  // kHashedFloorOps operators, searched in the sorted array past it.
   FingerprintSet pieces;
-  for (const GraphRecord& r : small)
-    if (r.fp != 0 && !pieces.find(r.fp)) pieces.insert(r.fp, r.g.num_ops);  // smallest first
-  requests_of_small_graphs(s, small, pieces, res.requests);
+  auto add_piece = [&](uint64_t fp, uint32_t ops) {
+    if (fp == 0) return;
+    uint32_t* have = pieces.hashed.find(fp);
+    if (!have)
+      pieces.hashed.insert(fp, ops);
+    else
+      *have = std::min(*have, ops);
+  };
+  for (const GraphRecord& r : small.whole()) add_piece(r.fp, r.g.num_ops);
+  for (int k = 1; k <= small.packed_levels(); ++k) {
+    if (k > kHashedFloorOps) {
+      pieces.sorted = &small.packed(k);
+      pieces.sorted_ops = static_cast<uint32_t>(k);
+      continue;
+    }
+    for (const PackedGraph& g : small.packed(k)) add_piece(g.fp, static_cast<uint32_t>(k));
+  }
+  requests_of_small_graphs(s, small, pieces, threads, res.requests);
 
   if (!shard.dir.empty()) {
-    enumerate_kept_shard(s, threads, rep, shard, pieces, reps);
-    res.large_ = std::make_shared<LargeGraphs>(s, s.max_ops);
+    res.large_ =
+        with_packed_type(s, shard, [&]<class Packed>(Packed*) -> std::shared_ptr<LargeGraphs> {
+          enumerate_kept_shard<Packed>(s, threads, rep, shard, pieces, reps);
+          return std::make_shared<LargeGraphsOf<Packed>>(s, s.max_ops);
+        });
     res.shard_ = shard;
     return res;
   }
-  // The largest graphs, streamed to the part files.
-  auto large = std::make_shared<LargeGraphs>(s, s.max_ops);
-  large->files = std::make_unique<SpillFiles>();
-  std::vector<std::unique_ptr<SpillSink>> sinks;
-  for (int t = 0; t < threads; ++t)
-    sinks.push_back(std::make_unique<SpillSink>(*large->files, large->packer));
-  res.stats += run_round(s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
-                         [&](Enumerator& e, size_t) {
-                           if (s.minimal_reads) e.read_only_reps(&reps);
-                         });
-  for (auto& sink : sinks) sink->flush();
-  res.spilled_bytes = large->files->bytes();
-  large->whole = concat_all(sinks, &SpillSink::whole);
-  std::sort(large->whole.begin(), large->whole.end(), record_less);
-  std::vector<SplitRequest> more = concat_all(sinks, &SpillSink::requests);
-  res.requests.insert(res.requests.end(), more.begin(), more.end());
-  std::vector<SplitRequest>().swap(more);
+  res.large_ = with_packed_type(s, shard, [&]<class Packed>(Packed*) {
+    return enumerate_largest<Packed>(s, threads, rep, pieces, reps, shard, res);
+  });
   std::sort(res.requests.begin(), res.requests.end(), request_less);
-  res.large_ = std::move(large);
   return res;
 }
 
@@ -475,7 +577,7 @@ size_t EnumerationResult::num_parts() const {
 
 std::vector<GraphRecord> EnumerationResult::take_part(size_t p, bool keep_singletons) {
   if (!large_ || p >= kParts) throw Error(fmt::format("enumeration: no part {}", p));
-  return gather_part(large_->take(p), large_->packer, small, large_->whole, p, keep_singletons);
+  return large_->take_part(p, small, keep_singletons);
 }
 
 std::vector<GraphRecord> take_all_records(EnumerationResult& en, bool keep_singletons) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gen/enumerate/enumerator.h"
+#include "gen/enumerate/small_graphs.h"
 #include "ir/report.h"
 
 namespace graphsub::gen {
@@ -32,12 +33,17 @@ struct LargeGraphs;
 struct EnumShard {
   int rank = 0, ranks = 1;
   std::string dir;
+  // Measurement (generate --shards): of the root tasks of the largest graphs, only task i
+  // with i mod sample_of < sample (the shares of ranks 0 to sample-1 of sample_of); 0: all.
+  int sample = 0, sample_of = 0;
+  // Tests: the largest graphs packed in 128 bits even where 64 hold them.
+  bool wide_records = false;
 };
 
 struct EnumerationResult {
-  // Every graph of fewer than max_ops operators and the bare graphs, sorted by (fp, graph):
-  // the pieces disconnected partners are assembled from.
-  std::vector<GraphRecord> small;
+  // Every graph of fewer than max_ops operators and the bare graphs: the pieces disconnected
+  // partners are assembled from.
+  SmallGraphs small;
   std::vector<SplitRequest> requests;  // sorted by graph, then blocks
   EnumStats stats;
   uint64_t spilled_bytes = 0;  // written to temporary files

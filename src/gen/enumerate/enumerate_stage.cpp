@@ -7,9 +7,17 @@ namespace graphsub::gen {
 EnumerationResult enumerate_stage(const Space& space, const GeneratorOptions& opts,
                                   GeneratorResult& res, StageLog& log, Reporter& rep) {
   auto t0 = Clock::now();
-  EnumerationResult en = enumerate_graphs(space, opts.threads, rep);
+  EnumShard shard;
+  shard.sample = opts.sample_shards;
+  shard.sample_of = opts.sample_of;
+  EnumerationResult en = enumerate_graphs(space, opts.threads, rep, shard);
   record_enumeration(space, en.stats, en.requests.size(), en.spilled_bytes, res, log, rep,
                      since(t0));
+  if (opts.sample_of)
+    rep.info(
+        fmt::format("  (graphs of {} operators: only the shares of ranks 0 to {} of {}: "
+                    "--shards)",
+                    space.max_ops, opts.sample_shards - 1, opts.sample_of));
   return en;
 }
 

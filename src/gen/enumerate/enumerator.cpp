@@ -307,7 +307,7 @@ bool Enumerator::push(uint16_t v, const Inputs& ins) {
     terms[o] = k ^ (k >> 29);
     if (terminal[o]) continue;
     const ValueRep here{cone_ops, terms[o]};
-    if (collect_) keep_smaller_rep(*collect_, hashes[o], here);
+    if (collect_ && cone_ops <= collect_max_ops_) keep_smaller_rep(*collect_, hashes[o], here);
     // Values of the last operator are never read; they are looked up only where they must be
     // representatives too: outputs that are not computed from the whole graph (emit).
     if (rep_lookup) {

@@ -14,6 +14,7 @@
 // connect. Emitted: connected graphs (operators linked through the tensors they pass) whose
 // outputs are all computed values or all equal to pool tensors, and not all computed from
 // weights alone (those are pre-computed before run time, so no rule about them pays).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -31,8 +32,23 @@ struct SplitRequest {
 };
 
 // Fingerprints of the graphs that may be pieces of a disconnected partner, each with the
-// operator count of its smallest graph.
-using FingerprintSet = FlatMap64;
+// operator count of its smallest graph: a hash table, and at N = 5 the graphs of 4 operators
+// (340 M, 6 GB more as hash slots on every rank) found by binary search in their sorted
+// packed array, which every rank holds anyway.
+class FingerprintSet {
+ public:
+  // The operator count of the smallest piece with fingerprint `fp`, or null.
+  const uint32_t* find(uint64_t fp) const {
+    if (const uint32_t* ops = hashed.find(fp)) return ops;
+    if (!sorted || sorted->empty()) return nullptr;
+    auto it = std::lower_bound(sorted->begin(), sorted->end(), fp,
+                               [](const PackedGraph& g, uint64_t f) { return g.fp < f; });
+    return it != sorted->end() && it->fp == fp ? &sorted_ops : nullptr;
+  }
+  FlatMap64 hashed;  // every piece not in `sorted`
+  const std::vector<PackedGraph>* sorted = nullptr;
+  uint32_t sorted_ops = 0;  // the operator count of the graphs in `sorted`
+};
 
 // The representative of a value (Space::minimal_reads): the fewest operators that compute it,
 // and among computations of that size the smallest term key (a hash of the operator variant,
@@ -115,8 +131,12 @@ class Enumerator {
   Enumerator(const Space& s, int min_emit_ops = 1, const FingerprintSet* pieces = nullptr,
              bool prefix_variables = false);
 
-  // Records the representative of every value computed (the round of smaller graphs).
-  void collect_reps(ValueReps* into) { collect_ = into; }
+  // Records the representative of every value computed from at most `max_ops` operators (the
+  // round of smaller graphs).
+  void collect_reps(ValueReps* into, int max_ops = kMaxOps) {
+    collect_ = into;
+    collect_max_ops_ = static_cast<uint32_t>(max_ops);
+  }
   // No operator reads a value that is not its own representative in `reps`; such values may
   // still be outputs, but of a graph with several outputs only when computed from all of it.
   // Values not in `reps` are read freely.
@@ -181,6 +201,7 @@ class Enumerator {
   int min_emit_ops_;
   const FingerprintSet* pieces_;
   ValueReps* collect_ = nullptr;
+  uint32_t collect_max_ops_ = kMaxOps;
   const ValueReps* reps_ = nullptr;
   GraphSink* out_ = nullptr;
   EnumStats stats_;

@@ -10,7 +10,7 @@
 
 namespace graphsub::gen {
 
-constexpr int kMaxOps = 4;    // graphs hold at most this many operators
+constexpr int kMaxOps = 5;    // graphs hold at most this many operators
 constexpr int kMaxPool = 40;  // pool tensors (tensor ids must fit a byte)
 
 // Two variants that compute the same function (on every pool input they accept): the higher
