@@ -105,9 +105,10 @@ std::set<std::string> brute_force(const Space& s) {
         };
         bool all_weights = true;
         for (TensorId t : outs) all_weights = all_weights && weight_only(t);
-        // Graphs of max_ops operators use each class of pool tensors as a prefix.
+        // Graphs of max_ops operators (and at N = 5 of 4) use each class of pool tensors as a
+        // prefix.
         bool prefix = true;
-        if (h.num_ops == s.max_ops) {
+        if (only_prefix_forms(s, h.num_ops)) {
           std::set<TensorId> used;
           for (int k = 0; k < h.num_ops; ++k)
             for (TensorId t : h.ops[k].in)

@@ -379,11 +379,15 @@ std::vector<GraphRecord> gather_part_records(std::vector<GraphRecord> all, bool 
   return shared;
 }
 
-// The floor every rank holds in hash tables: the representatives of values and the piece
-// fingerprints of at most this many operators. At N = 5 the values and graphs of 4 operators
-// (hundreds of millions) would take over 10 GB of tables on every rank; their values are read
-// freely instead (the enumeration prunes less, and loses no graph), and their fingerprints are
-// found by binary search. Below N = 5 every smaller graph is within it.
+// The floor every rank holds whole: the graphs, the representatives of values and the piece
+// fingerprints of at most this many operators. Below N = 5 every smaller graph is within it.
+// At N = 5 the graphs of 4 operators in every renaming of their variables are billions (they
+// filled this 24 GB machine within 8 minutes): they are enumerated in prefix form only, like
+// the largest graphs (Enumerator's prefix_variables), so a rule between a graph of 5 and one
+// of 4 operators is found where both read the same variables, and a split partner where its
+// 4-operator piece is in prefix form. Their values have no representative kept (they are read
+// freely: the enumeration prunes less and loses no graph), and their fingerprints are found
+// by binary search in their packed array rather than in a hash table (6 GB saved per rank).
 constexpr int kHashedFloorOps = 3;
 
 // A check word at the head of each kept shard file: a file of another program is refused,
@@ -469,6 +473,10 @@ auto with_packed_type(const Space& s, const EnumShard& shard, F&& f) {
 
 }  // namespace
 
+bool only_prefix_forms(const Space& s, int ops) {
+  return ops > 1 && (ops == s.max_ops || ops > kHashedFloorOps);
+}
+
 EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
                                    const EnumShard& shard) {
   threads = std::max(1, threads);
@@ -492,7 +500,8 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
     std::vector<std::unique_ptr<SmallSink>> sinks;
     for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<SmallSink>(s));
     std::vector<ValueReps> thread_reps(s.minimal_reads ? static_cast<size_t>(threads) : 0);
-    res.stats += run_round(smaller, 1, nullptr, false, sinks, rep, "enumerate (smaller graphs)",
+    const bool prefix = only_prefix_forms(s, smaller.max_ops);
+    res.stats += run_round(smaller, 1, nullptr, prefix, sinks, rep, "enumerate (smaller graphs)",
                            [&](Enumerator& e, size_t t) {
                              if (s.minimal_reads) e.collect_reps(&thread_reps[t], kHashedFloorOps);
                            });

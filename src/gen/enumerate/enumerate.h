@@ -68,6 +68,10 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
 // requests and whole graphs join this result, and take_part reads each part from all of them.
 void gather_shards(EnumerationResult& en);
 
+// Whether the graphs of `ops` operators are enumerated in prefix form only (Enumerator's
+// prefix_variables): the largest ones, and at N = 5 the smaller graphs of 4 operators too.
+bool only_prefix_forms(const Space& s, int ops);
+
 // Every part in order (for tests and small spaces).
 std::vector<GraphRecord> take_all_records(EnumerationResult& en, bool keep_singletons);
 
