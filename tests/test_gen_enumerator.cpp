@@ -3,11 +3,15 @@
 // pruning rules, determinism across thread counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
+#include <map>
+#include <set>
 
 #include "core/error.h"
 #include "gen/enumerate/enumerate.h"
 #include "gen/enumerate/graph_eval.h"
+#include "gen/enumerate/partitions.h"
 #include "test_gen_util.h"
 
 namespace graphsub::gen {
@@ -148,6 +152,48 @@ void expect_every_graph_exactly_once(const Space& s, size_t at_least) {
 TEST(GenEnumerator, ProducesEveryGraphExactlyOnce) {
   expect_every_graph_exactly_once(
       make_test_space({"ewadd", "relu", "transpose", "matmul"}, matrix_pool(), 3), 100);
+}
+
+// At N = 5 the split requests of the floor's graphs of 4 operators come from a second
+// enumeration, those of smaller graphs from evaluating each again: together they are every
+// request that evaluating each smaller graph finds.
+TEST(GenEnumerator, SplitRequestsOfTheFloorAtFiveOperatorsAreEveryOne) {
+  Space s = make_test_space({"ewadd", "relu", "split", "concat"}, matrix_pool(), 5);
+  EnumerationResult en = enumerate_graphs(s, 2, null_reporter());
+  std::map<uint64_t, uint32_t> smallest;  // fingerprint -> fewest operators
+  std::vector<GraphRecord> small = en.small.between(0, ~uint64_t{0});
+  for (const GraphRecord& r : small)
+    if (r.fp && (!smallest.count(r.fp) || smallest[r.fp] > r.g.num_ops))
+      smallest[r.fp] = r.g.num_ops;
+  std::set<std::pair<std::string, std::vector<uint8_t>>> expected, found;
+  size_t of_four = 0;
+  GraphEvaluator ev(s);
+  for (const GraphRecord& r : small) {
+    if (r.g.num_ops == 0 || graph_outputs(s, r.g).size() < 2) continue;
+    EvaluatedGraph e = ev.evaluate(r.g, false);
+    for (const auto& part : output_partitions(e.output_hashes.size())) {
+      uint32_t ops = 0;
+      bool known = true;
+      for (uint8_t b = 0; b <= *std::max_element(part.begin(), part.end()); ++b) {
+        std::vector<uint64_t> h;
+        for (size_t i = 0; i < part.size(); ++i)
+          if (part[i] == b) h.push_back(e.output_hashes[i]);
+        auto it = smallest.find(combine_output_hashes(h));
+        known = known && it != smallest.end();
+        if (it != smallest.end()) ops += it->second;
+      }
+      if (known && ops <= 5 && expected.insert({graph_text(s, r.g), part}).second)
+        of_four += r.g.num_ops == 4;
+    }
+  }
+  for (const SplitRequest& q : en.requests)
+    if (q.g.num_ops < 5) {
+      size_t n = graph_outputs(s, q.g).size();
+      found.insert(
+          {graph_text(s, q.g), std::vector<uint8_t>(q.blocks.begin(), q.blocks.begin() + n)});
+    }
+  EXPECT_GT(of_four, 10u);
+  EXPECT_EQ(found, expected);
 }
 
 // Measurement runs (generate --shards K/R) enumerate the largest graphs of their root tasks

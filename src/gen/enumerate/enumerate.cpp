@@ -271,6 +271,12 @@ EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* piec
   return stats;
 }
 
+// A worker's sink that keeps the split requests only.
+class RequestSink : public VectorSink {
+ public:
+  void add(const GraphRecord&) override {}
+};
+
 // A worker's sink for the graphs of fewer than max_ops operators.
 class SmallSink : public GraphSink {
  public:
@@ -282,16 +288,17 @@ class SmallSink : public GraphSink {
   SmallGraphs graphs;
 };
 
-// The split requests of the graphs of the first round, which had no piece set while they were
-// enumerated: each graph with several outputs, each way its outputs split into blocks that
-// are all pieces of at most max_ops operators together. On `threads` threads (at N = 5 they
-// are hundreds of millions of graphs); the caller sorts them.
+// The split requests of the graphs of the first round of at most `max_ops_evaluated`
+// operators, which had no piece set while they were enumerated: each graph with several
+// outputs, each way its outputs split into blocks that are all pieces of at most max_ops
+// operators together. Each graph is evaluated again, on `threads` threads; the caller sorts
+// them.
 void requests_of_small_graphs(const Space& s, const SmallGraphs& small,
-                              const FingerprintSet& pieces, int threads,
+                              const FingerprintSet& pieces, int threads, int max_ops_evaluated,
                               std::vector<SplitRequest>& out) {
   auto requests_of = [&](GraphEvaluator& ev, const CompactGraph& g,
                          std::vector<SplitRequest>& into) {
-    if (g.num_ops == 0) return;
+    if (g.num_ops == 0 || g.num_ops > max_ops_evaluated) return;
     std::vector<TensorId> outs = graph_outputs(s, g);
     if (outs.size() < 2) return;
     EvaluatedGraph e = ev.evaluate(g, false);
@@ -322,7 +329,7 @@ void requests_of_small_graphs(const Space& s, const SmallGraphs& small,
     size_t begin, end;
   };
   std::vector<Chunk> chunks;
-  for (int k = 1; k <= small.packed_levels(); ++k)
+  for (int k = 1; k <= std::min(small.packed_levels(), max_ops_evaluated); ++k)
     for (size_t b = 0; b < small.packed(k).size(); b += kChunk)
       chunks.push_back({k, b, std::min(small.packed(k).size(), b + kChunk)});
   chunks.push_back({0, 0, small.whole().size()});
@@ -397,6 +404,28 @@ constexpr uint64_t kShardMagic = 0x67737562656e756dULL;  // "gsubenum"
 // The largest graphs of this rank's root tasks, kept in the run directory: part files and
 // shard.bin (the counts, the graphs kept whole and the split requests) in enum-RANK, written
 // as enum-RANK.tmp and renamed when whole. A shard already there is not enumerated again.
+// The split requests of the floor's graphs past the hashed floor (at N = 5, 340 M graphs of 4
+// operators, whose requests are hundreds of millions): evaluating each graph again would take
+// longer than enumerating them, so their enumeration is run again with the pieces, keeping
+// only the requests, and over the share of root tasks of `shard` (a rank's, or a measurement's
+// sample) like the largest graphs: no rank holds them all. Nothing below N = 5.
+std::vector<SplitRequest> requests_past_hashed_floor(const Space& s, int threads, Reporter& rep,
+                                                     const FingerprintSet& pieces,
+                                                     const EnumShard& shard, EnumStats& stats) {
+  if (s.max_ops - 1 <= kHashedFloorOps) return {};
+  Space smaller = s;
+  smaller.max_ops = s.max_ops - 1;
+  std::vector<std::unique_ptr<VectorSink>> sinks;
+  for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<RequestSink>());
+  stats.requests +=
+      run_round(
+          smaller, kHashedFloorOps + 1, &pieces, only_prefix_forms(s, smaller.max_ops), sinks, rep,
+          "enumerate (split requests of the smaller graphs)",
+          [&](Enumerator& e, size_t) { e.limit_partners(s.max_ops); }, &shard)
+          .requests;
+  return concat_all(sinks, &VectorSink::requests);
+}
+
 template <class Packed>
 void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const EnumShard& shard,
                           const FingerprintSet& pieces, const ValueReps& reps) {
@@ -426,6 +455,9 @@ void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const Enum
   std::vector<GraphRecord> whole = concat_all(sinks, &SpillSink<Packed>::whole);
   std::sort(whole.begin(), whole.end(), record_less);
   std::vector<SplitRequest> requests = concat_all(sinks, &SpillSink<Packed>::requests);
+  std::vector<SplitRequest> floor =
+      requests_past_hashed_floor(s, threads, rep, pieces, shard, stats);
+  requests.insert(requests.end(), floor.begin(), floor.end());
   std::sort(requests.begin(), requests.end(), request_less);
   ByteWriter w;
   w.put(kShardMagic);
@@ -458,6 +490,8 @@ std::shared_ptr<LargeGraphs> enumerate_largest(const Space& s, int threads, Repo
   large->whole = concat_all(sinks, &SpillSink<Packed>::whole);
   std::sort(large->whole.begin(), large->whole.end(), record_less);
   std::vector<SplitRequest> more = concat_all(sinks, &SpillSink<Packed>::requests);
+  res.requests.insert(res.requests.end(), more.begin(), more.end());
+  more = requests_past_hashed_floor(s, threads, rep, pieces, shard, res.stats);
   res.requests.insert(res.requests.end(), more.begin(), more.end());
   return large;
 }
@@ -537,8 +571,7 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
     }
     for (const PackedGraph& g : small.packed(k)) add_piece(g.fp, static_cast<uint32_t>(k));
   }
-  requests_of_small_graphs(s, small, pieces, threads, res.requests);
-
+  requests_of_small_graphs(s, small, pieces, threads, kHashedFloorOps, res.requests);
   if (!shard.dir.empty()) {
     res.large_ =
         with_packed_type(s, shard, [&]<class Packed>(Packed*) -> std::shared_ptr<LargeGraphs> {

@@ -15,7 +15,8 @@ Enumerator::Enumerator(const Space& s, int min_emit_ops, const FingerprintSet* p
       prefix_variables_(prefix_variables),
       join_(std::max(1, s.max_arity() - 1)),
       min_emit_ops_(min_emit_ops),
-      pieces_(pieces) {
+      pieces_(pieces),
+      partner_max_ops_(static_cast<uint32_t>(s.max_ops)) {
   size_t n = p_ + 2 * kMaxOps;
   slots_.resize(n);
   readers_.assign(n, 0);
@@ -415,7 +416,7 @@ void Enumerator::emit() {
         if (ops) piece_ops += *ops;
       }
       // A partner of more than max_ops operators is never formed (split_partner).
-      if (!all_known || piece_ops > static_cast<uint32_t>(s_.max_ops)) continue;
+      if (!all_known || piece_ops > partner_max_ops_) continue;
       SplitRequest q;
       q.g = r.g;
       std::copy(part.begin(), part.end(), q.blocks.begin());

@@ -142,6 +142,10 @@ class Enumerator {
   // Values not in `reps` are read freely.
   void read_only_reps(const ValueReps* reps) { reps_ = reps; }
 
+  // Split requests whose partner would have more operators than this are not made (default:
+  // the space's max_ops; more when enumerating the smaller graphs of a larger space).
+  void limit_partners(int max_ops) { partner_max_ops_ = static_cast<uint32_t>(max_ops); }
+
   // Every valid first operator, in search order.
   std::vector<RootTask> root_tasks();
   // Gives every graph whose first operator is `task` to `out`.
@@ -202,6 +206,7 @@ class Enumerator {
   const FingerprintSet* pieces_;
   ValueReps* collect_ = nullptr;
   uint32_t collect_max_ops_ = kMaxOps;
+  uint32_t partner_max_ops_;
   const ValueReps* reps_ = nullptr;
   GraphSink* out_ = nullptr;
   EnumStats stats_;
