@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -271,6 +272,10 @@ EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* piec
   return stats;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 // A worker's sink that keeps the split requests only.
 class RequestSink : public VectorSink {
  public:
@@ -388,13 +393,15 @@ std::vector<GraphRecord> gather_part_records(std::vector<GraphRecord> all, bool 
 
 // The floor every rank holds whole: the graphs, the representatives of values and the piece
 // fingerprints of at most this many operators. Below N = 5 every smaller graph is within it.
-// At N = 5 the graphs of 4 operators in every renaming of their variables are billions (they
-// filled this 24 GB machine within 8 minutes): they are enumerated in prefix form only, like
-// the largest graphs (Enumerator's prefix_variables), so a rule between a graph of 5 and one
-// of 4 operators is found where both read the same variables, and a split partner where its
-// 4-operator piece is in prefix form. Their values have no representative kept (they are read
-// freely: the enumeration prunes less and loses no graph), and their fingerprints are found
-// by binary search in their packed array rather than in a hash table (6 GB saved per rank).
+// At N = 5 the floor's graphs of 4 operators are enumerated like N = 4's largest ones: in
+// prefix form (in every renaming of their variables they are billions, and filled this
+// 24 GB machine within 8 minutes) and reading only representatives (without that, the
+// floor's own rules made up 229,000 of a measured fraction's library). So a rule between a
+// graph of 5 and one of 4 operators is found where both read the same variables, and a split
+// partner where its 4-operator piece is in prefix form. Their values have no representative
+// kept (the graphs of 5 operators read them freely: the enumeration prunes less and loses no
+// graph), and their fingerprints are found by binary search in their packed array rather
+// than in a hash table (6 GB saved per rank).
 constexpr int kHashedFloorOps = 3;
 
 // A check word at the head of each kept shard file: a file of another program is refused,
@@ -404,6 +411,15 @@ constexpr uint64_t kShardMagic = 0x67737562656e756dULL;  // "gsubenum"
 // The largest graphs of this rank's root tasks, kept in the run directory: part files and
 // shard.bin (the counts, the graphs kept whole and the split requests) in enum-RANK, written
 // as enum-RANK.tmp and renamed when whole. A shard already there is not enumerated again.
+// The space of the floor's largest graphs past the hashed floor (at N = 5, those of 4
+// operators): enumerated like the largest graphs of N = 4, in prefix form and reading only
+// the representatives of values of up to 3 operators.
+Space floor_top(const Space& s) {
+  Space top = s;
+  top.max_ops = s.max_ops - 1;
+  return top;
+}
+
 // The split requests of the floor's graphs past the hashed floor (at N = 5, 340 M graphs of 4
 // operators, whose requests are hundreds of millions): evaluating each graph again would take
 // longer than enumerating them, so their enumeration is run again with the pieces, keeping
@@ -411,19 +427,27 @@ constexpr uint64_t kShardMagic = 0x67737562656e756dULL;  // "gsubenum"
 // sample) like the largest graphs: no rank holds them all. Nothing below N = 5.
 std::vector<SplitRequest> requests_past_hashed_floor(const Space& s, int threads, Reporter& rep,
                                                      const FingerprintSet& pieces,
-                                                     const EnumShard& shard, EnumStats& stats) {
+                                                     const ValueReps& reps, const EnumShard& shard,
+                                                     EnumStats& stats) {
   if (s.max_ops - 1 <= kHashedFloorOps) return {};
-  Space smaller = s;
-  smaller.max_ops = s.max_ops - 1;
+  const auto t0 = std::chrono::steady_clock::now();
+  Space smaller = floor_top(s);
   std::vector<std::unique_ptr<VectorSink>> sinks;
   for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<RequestSink>());
   stats.requests +=
       run_round(
           smaller, kHashedFloorOps + 1, &pieces, only_prefix_forms(s, smaller.max_ops), sinks, rep,
           "enumerate (split requests of the smaller graphs)",
-          [&](Enumerator& e, size_t) { e.limit_partners(s.max_ops); }, &shard)
+          [&](Enumerator& e, size_t) {
+            e.limit_partners(s.max_ops);
+            if (s.minimal_reads) e.read_only_reps(&reps);
+          },
+          &shard)
           .requests;
-  return concat_all(sinks, &VectorSink::requests);
+  std::vector<SplitRequest> found = concat_all(sinks, &VectorSink::requests);
+  rep.info(fmt::format("  (split requests of the graphs of {} operators: {} in {:.1f} s)",
+                       smaller.max_ops, found.size(), seconds_since(t0)));
+  return found;
 }
 
 template <class Packed>
@@ -456,7 +480,7 @@ void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const Enum
   std::sort(whole.begin(), whole.end(), record_less);
   std::vector<SplitRequest> requests = concat_all(sinks, &SpillSink<Packed>::requests);
   std::vector<SplitRequest> floor =
-      requests_past_hashed_floor(s, threads, rep, pieces, shard, stats);
+      requests_past_hashed_floor(s, threads, rep, pieces, reps, shard, stats);
   requests.insert(requests.end(), floor.begin(), floor.end());
   std::sort(requests.begin(), requests.end(), request_less);
   ByteWriter w;
@@ -479,19 +503,23 @@ std::shared_ptr<LargeGraphs> enumerate_largest(const Space& s, int threads, Repo
   std::vector<std::unique_ptr<SpillSink<Packed>>> sinks;
   for (int t = 0; t < threads; ++t)
     sinks.push_back(std::make_unique<SpillSink<Packed>>(*large->files, large->packer));
-  res.stats += run_round(
+  const auto t0 = std::chrono::steady_clock::now();
+  const EnumStats largest = run_round(
       s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
       [&](Enumerator& e, size_t) {
         if (s.minimal_reads) e.read_only_reps(&reps);
       },
       &shard);
+  res.stats += largest;
   for (auto& sink : sinks) sink->flush();
   res.spilled_bytes = large->files->bytes();
+  rep.info(fmt::format("  (graphs of {} operators: {} in {:.1f} s)", s.max_ops, largest.graphs,
+                       seconds_since(t0)));
   large->whole = concat_all(sinks, &SpillSink<Packed>::whole);
   std::sort(large->whole.begin(), large->whole.end(), record_less);
   std::vector<SplitRequest> more = concat_all(sinks, &SpillSink<Packed>::requests);
   res.requests.insert(res.requests.end(), more.begin(), more.end());
-  more = requests_past_hashed_floor(s, threads, rep, pieces, shard, res.stats);
+  more = requests_past_hashed_floor(s, threads, rep, pieces, reps, shard, res.stats);
   res.requests.insert(res.requests.end(), more.begin(), more.end());
   return large;
 }
@@ -514,6 +542,7 @@ bool only_prefix_forms(const Space& s, int ops) {
 EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
                                    const EnumShard& shard) {
   threads = std::max(1, threads);
+  const auto t0 = std::chrono::steady_clock::now();
   EnumerationResult res;
   res.small = SmallGraphs(s);
   SmallGraphs& small = res.small;
@@ -529,15 +558,16 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
   // With minimal_reads, the representative of every value the smaller graphs compute.
   ValueReps reps;
   if (s.max_ops > 1) {
-    Space smaller = s;
-    smaller.max_ops = s.max_ops - 1;
+    // The graphs of up to kHashedFloorOps operators, with the representatives of their values;
+    // at N = 5 then those of 4 operators, reading representatives only (N = 4's enumeration).
+    Space hashed = s;
+    hashed.max_ops = std::min(s.max_ops - 1, kHashedFloorOps);
     std::vector<std::unique_ptr<SmallSink>> sinks;
     for (int t = 0; t < threads; ++t) sinks.push_back(std::make_unique<SmallSink>(s));
     std::vector<ValueReps> thread_reps(s.minimal_reads ? static_cast<size_t>(threads) : 0);
-    const bool prefix = only_prefix_forms(s, smaller.max_ops);
-    res.stats += run_round(smaller, 1, nullptr, prefix, sinks, rep, "enumerate (smaller graphs)",
+    res.stats += run_round(hashed, 1, nullptr, false, sinks, rep, "enumerate (smaller graphs)",
                            [&](Enumerator& e, size_t t) {
-                             if (s.minimal_reads) e.collect_reps(&thread_reps[t], kHashedFloorOps);
+                             if (s.minimal_reads) e.collect_reps(&thread_reps[t]);
                            });
     // Each thread's table is freed once merged; the first is taken whole (no copy of it is
     // ever held beside it: at N = 4 a table is hundreds of MiB, on every rank).
@@ -548,6 +578,11 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
         merge_reps(reps, r);
       r = ValueReps{};
     }
+    if (s.max_ops - 1 > kHashedFloorOps)
+      res.stats += run_round(floor_top(s), s.max_ops - 1, nullptr, true, sinks, rep,
+                             "enumerate (smaller graphs)", [&](Enumerator& e, size_t) {
+                               if (s.minimal_reads) e.read_only_reps(&reps);
+                             });
     for (auto& sink : sinks) small.absorb(std::move(sink->graphs));
   }
   small.sort();
@@ -572,6 +607,8 @@ EnumerationResult enumerate_graphs(const Space& s, int threads, Reporter& rep,
     for (const PackedGraph& g : small.packed(k)) add_piece(g.fp, static_cast<uint32_t>(k));
   }
   requests_of_small_graphs(s, small, pieces, threads, kHashedFloorOps, res.requests);
+  rep.info(fmt::format("  (graphs of fewer than {} operators: {} in {:.1f} s, {} split requests)",
+                       s.max_ops, small.size(), seconds_since(t0), res.requests.size()));
   if (!shard.dir.empty()) {
     res.large_ =
         with_packed_type(s, shard, [&]<class Packed>(Packed*) -> std::shared_ptr<LargeGraphs> {
