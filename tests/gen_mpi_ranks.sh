@@ -1,6 +1,7 @@
 #!/bin/sh
-# An MPI job of two ranks generates a library (the TASO operator set at max_ops 2, and a
-# smaller set at max_ops 3) and writes the same bytes as one process; a run killed after its
+# An MPI job of two ranks generates a library (the TASO operator set at max_ops 2, a smaller
+# set at max_ops 3, and three operators at max_ops 5, where each rank makes the split requests
+# of its share of the floor) and writes the same bytes as one process; a run killed after its
 # shares are kept resumes to the same bytes.
 #   gen_mpi_ranks.sh MPIRUN GRAPHSUB WORKDIR
 set -eu
@@ -10,6 +11,7 @@ rm -rf "$WORK" && mkdir -p "$WORK/one" "$WORK/two"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 TASO="--ops ewadd,ewmul,smul,transpose,matmul,conv,enlarge,relu,sigmoid,tanh,poolavg,poolmax,concat,split,cpool,iconv,imatmul,iewmul --params act=none,relu,sigmoid,tanh"
 SMALL="--ops matmul,transpose,relu,concat,split,ewadd,ewmul --params act=none,relu --params axis=0,1"
+FIVE="--ops ewadd,relu,transpose"
 run() {  # DIR N FLAGS...: generate into DIR/lib.rules on N ranks (0: without mpirun)
   dir=$1 ranks=$2; shift 2
   if [ "$ranks" = 0 ]; then
@@ -18,7 +20,7 @@ run() {  # DIR N FLAGS...: generate into DIR/lib.rules on N ranks (0: without mp
     (cd "$dir" && "$MPIRUN" -np "$ranks" --oversubscribe "$GRAPHSUB" -q generate "$@" --threads 1 -o lib.rules)
   fi
 }
-for case in "2 $TASO" "3 $SMALL"; do
+for case in "2 $TASO" "5 $FIVE" "3 $SMALL"; do  # the resume below reuses the last
   set -- $case
   n=$1; shift
   run "$WORK/one" 0 --max-ops "$n" "$@"
