@@ -10,6 +10,7 @@
 #include "exec/reference_executor.h"
 #include "rules/bounded_check.h"
 #include "rules/conditions.h"
+#include "rules/inference_cache.h"
 #include "rules/instances.h"
 #include "rules/instantiate.h"
 #include "rules/rule_parser.h"
@@ -462,6 +463,41 @@ TEST(Instances, InferenceKeptAcrossAssignmentsDoesNotChangeTheInstances) {
   EXPECT_EQ(axis1_after_axis0, axis1_alone);
   EXPECT_NE(axis0, axis1_alone);
   EXPECT_GE(axis1_alone.size(), 10u);
+}
+
+// The thread's table of results grows from a few thousand slots and, past its bound, starts
+// over: every key keeps its own result throughout, and a result is computed only when the
+// key is not held (once per key before the table starts over).
+TEST(Instances, InferenceCacheKeepsEveryKeysResultPastGrowthAndReset) {
+  std::thread([] {
+    InferenceCache& cache = InferenceCache::of_thread();
+    const TensorType a{.shape = {2, 3}}, b{.shape = {4}};
+    const int32_t ia = cache.type_id(a), ib = cache.type_id(b);
+    auto expected = [&](uint64_t k) { return k % 3 == 0 ? -1 : k % 3 == 1 ? ia : ib; };
+    auto key = [](uint64_t k) {
+      uint64_t ids[3] = {k & 0xFFFF, k >> 16, k % 7};
+      return InferenceCache::key_of(static_cast<uint32_t>(k % 5), std::span(ids, 3));
+    };
+    auto lookup = [&](uint64_t k, int& computed) {
+      return cache.result(key(k), [&]() -> std::optional<TensorType> {
+        ++computed;
+        int32_t e = expected(k);
+        if (e < 0) return std::nullopt;
+        return e == ia ? a : b;
+      });
+    };
+    // Below the bound (half of 2^19 slots): computed once, then found.
+    const uint64_t held = 200000;
+    int computed = 0;
+    for (uint64_t k = 0; k < held; ++k) ASSERT_EQ(lookup(k, computed), expected(k)) << k;
+    EXPECT_EQ(computed, static_cast<int>(held));
+    for (uint64_t k = 0; k < held; ++k) ASSERT_EQ(lookup(k, computed), expected(k)) << k;
+    EXPECT_EQ(computed, static_cast<int>(held));
+    // Past the bound the table starts over: results stay right, some are computed again.
+    for (uint64_t k = held; k < 3 * held; ++k) ASSERT_EQ(lookup(k, computed), expected(k)) << k;
+    for (uint64_t k = 0; k < 3 * held; ++k) ASSERT_EQ(lookup(k, computed), expected(k)) << k;
+    EXPECT_GT(computed, static_cast<int>(3 * held));
+  }).join();
 }
 
 // No instance at all: empty, both when the search settles it within its steps and when it

@@ -148,7 +148,7 @@ void kernel_conv(const KernelIO<T>& io) {
       }
     }
   if (act != Act::None)
-    for (int64_t i = 0; i < io.out_types[0].numel(); ++i)
+    for (int64_t i = 0, n = io.out_types[0].numel(); i < n; ++i)
       io.out[0][i] = apply_act(act, io.out[0][i]);
 }
 
@@ -216,7 +216,7 @@ void kernel_conv_add(const KernelIO<T>& io) {
   kernel_conv(KernelIO<T>{plain, types, io.out_types, ptrs, io.out});
   Act act = parse_act(io.attrs.s("act"));
   const T* y = io.in[2];
-  for (int64_t i = 0; i < io.out_types[0].numel(); ++i)
+  for (int64_t i = 0, n = io.out_types[0].numel(); i < n; ++i)
     io.out[0][i] = apply_act(act, io.out[0][i] + y[i]);
 }
 

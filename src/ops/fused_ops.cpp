@@ -126,7 +126,7 @@ void kernel_fused_matmul(const KernelIO<T>& io) {
                    io.out[0]);
   T alpha = factor<T>(io.attrs.f("alpha"));
   if (alpha == T{1}) return;
-  for (int64_t i = 0; i < out.numel(); ++i) io.out[0][i] *= alpha;
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) io.out[0][i] *= alpha;
 }
 
 OpCost cost_fused_matmul(const Attrs& a, std::span<const TensorType> in,

@@ -140,11 +140,15 @@ void append_type_key(std::string& k, const std::optional<TensorType>& t) {
 }
 
 uint32_t TypeTable::id(const TensorType& t) {
-  std::string k;
-  append_type_key(k, t);
-  auto [it, fresh] = ids_.try_emplace(std::move(k), static_cast<uint32_t>(types_.size()));
-  if (fresh) types_.push_back(t);
-  return it->second;
+  // The key is built in a kept buffer: most types are known, and a fresh string per lookup
+  // (33 bytes at rank 4) was an allocation each.
+  key_.clear();
+  append_type_key(key_, t);
+  if (auto it = ids_.find(key_); it != ids_.end()) return it->second;
+  auto id = static_cast<uint32_t>(types_.size());
+  ids_.emplace(key_, id);
+  types_.push_back(t);
+  return id;
 }
 
 }  // namespace graphsub::rules

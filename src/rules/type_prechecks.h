@@ -54,6 +54,7 @@ class TypeTable {
  private:
   std::deque<TensorType> types_;  // by id; a deque keeps references stable
   std::unordered_map<std::string, uint32_t> ids_;
+  std::string key_;  // the key of the latest lookup
 };
 
 }  // namespace graphsub::rules
