@@ -146,7 +146,8 @@ py::dict generate(int max_ops, const std::optional<std::string>& ops,
                   const std::optional<uint64_t>& seed, const std::optional<unsigned>& timeout_ms,
                   const std::optional<unsigned>& rlimit, const std::optional<size_t>& parts,
                   const std::optional<int>& reduce_from, const std::optional<int>& max_vars,
-                  const std::optional<int>& minimal_reads_from, const py::object& progress) {
+                  const std::optional<int>& minimal_reads_from,
+                  const std::optional<std::string>& shards, const py::object& progress) {
   driver::GenerateJobOptions o;
   o.max_ops = max_ops;
   set_if(o.ops, ops);
@@ -164,6 +165,7 @@ py::dict generate(int max_ops, const std::optional<std::string>& ops,
   set_if(o.reduce_from, reduce_from);
   set_if(o.max_vars, max_vars);
   set_if(o.minimal_reads_from, minimal_reads_from);
+  set_if(o.shards, shards);
   driver::GenerateJobResult job;
   run_interruptible([&](Reporter& rep) { job = driver::run_generate_job(o, rep); }, progress);
   const auto& res = job.result;
@@ -263,7 +265,7 @@ PYBIND11_MODULE(_graphsub, m) {
   m.def("check_axioms", &check_axioms, "axioms"_a, "only"_a, "threads"_a, "seed"_a, "progress"_a);
   m.def("generate", &generate, "max_ops"_a, "ops"_a, "with_ops"_a, "params"_a, "pool"_a, "axioms"_a,
         "output"_a, "unproved"_a, "threads"_a, "seed"_a, "timeout_ms"_a, "rlimit"_a, "parts"_a,
-        "reduce_from"_a, "max_vars"_a, "minimal_reads_from"_a, "progress"_a);
+        "reduce_from"_a, "max_vars"_a, "minimal_reads_from"_a, "shards"_a, "progress"_a);
   m.def("rules", &list_rules, "files"_a, "builtin"_a, "disabled"_a);
   m.def("evaluate", &evaluate, "model_bytes"_a, "inputs"_a, "progress"_a);
 }

@@ -222,6 +222,21 @@ TEST(GenEnumerator, SampledSharesHoldTheirRootTasksOnly) {
   for (auto& g : two) EXPECT_TRUE(all.count(g)) << g;
   EXPECT_EQ(one_small, all_small);
   EXPECT_EQ(two_small, all_small);
+  // The run says which root tasks the sample holds, and when shares hold none.
+  struct Lines : Reporter {
+    std::vector<std::string> lines;
+    void info(std::string_view l) override { lines.emplace_back(l); }
+  };
+  Lines said;
+  EnumShard wide;
+  wide.sample = 2;
+  wide.sample_of = 100000;
+  enumerate_graphs(s, 2, said, wide);
+  std::string tasks;
+  for (auto& l : said.lines)
+    if (l.find("--shards 2/100000, enumerate:") != std::string::npos) tasks = l;
+  EXPECT_NE(tasks.find("root tasks 0, 1 of "), std::string::npos) << tasks;
+  EXPECT_NE(tasks.find("of the 100000 shares hold none"), std::string::npos) << tasks;
 }
 
 // Operators with two outputs (the enumerator skips second operands by producer) and binary

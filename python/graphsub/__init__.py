@@ -171,23 +171,28 @@ def check_axioms(axioms=None, *, only=(), threads=None, seed=None, progress=None
 def generate(max_ops, *, ops=None, with_ops=None, params=(), pool=None, axioms=None,
              output=None, unproved=None, threads=None, seed=None, timeout_ms=None, rlimit=None,
              parts=None, reduce_from=None, max_vars=None, minimal_reads_from=None,
-             progress=None):
+             shards=None, progress=None):
     """Generates a rule library like ``graphsub generate``: ops and with_ops (keep only the
     rules using one of them) are lists (or comma-separated strings) of axiom operator names.
     Returns {library, unproved (texts), command, rules,
     lifted, unproved_count, graphs, verifier_calls, output, unproved_path, seconds}; with
-    output= the texts are also written (the unproved report beside it)."""
+    output= the texts are also written (the unproved report beside it). shards=(K, R) (or
+    "K/R") measures a fraction, as ``--shards``: only the largest graphs of the shares of
+    ranks 0 to K-1 of an R-rank run are enumerated."""
     if ops is not None and not isinstance(ops, str):
         ops = ",".join(ops)
     if with_ops is not None and not isinstance(with_ops, str):
         with_ops = ",".join(with_ops)
+    if shards is not None and not isinstance(shards, str):
+        shards = "/".join(str(int(x)) for x in shards)
     return _graphsub.generate(max_ops=max_ops, ops=ops, with_ops=with_ops, params=list(params),
                               pool=pool,
                               axioms=_path(axioms), output=_path(output),
                               unproved=_path(unproved), threads=threads, seed=seed,
                               timeout_ms=timeout_ms, rlimit=rlimit, parts=parts,
                               reduce_from=reduce_from, max_vars=max_vars,
-                              minimal_reads_from=minimal_reads_from, progress=progress)
+                              minimal_reads_from=minimal_reads_from, shards=shards,
+                              progress=progress)
 
 
 def rules(path=None, *, builtin=True, disabled=()):

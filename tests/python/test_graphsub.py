@@ -248,6 +248,17 @@ def test_generate_writes_a_library_of_proved_rules(tmp_path):
         graphsub.generate(9)
 
 
+def test_generate_measures_a_fraction_of_the_shares():
+    whole = graphsub.generate(3, ops=["ewadd", "relu", "transpose"], threads=2)
+    half = graphsub.generate(3, ops=["ewadd", "relu", "transpose"], threads=2, shards=(1, 2))
+    assert "--shards 1/2" in half["command"] and "--shards" not in whole["command"]
+    assert 0 < half["graphs"] < whole["graphs"]
+    same = graphsub.generate(3, ops=["ewadd", "relu", "transpose"], threads=2, shards="2/2")
+    assert same["graphs"] == whole["graphs"]
+    with pytest.raises(ValueError, match="--shards '3/2': expected K/R"):
+        graphsub.generate(3, ops=["ewadd"], shards=(3, 2))
+
+
 def test_rules_lists_names_origins_and_text():
     listed = graphsub.rules(TRUE_RULES, builtin=False)
     assert listed[0]["name"] == "ewadd-reorder"

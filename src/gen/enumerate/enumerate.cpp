@@ -246,9 +246,21 @@ EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* piec
   }
   if (shard && shard->sample_of > 0) {
     std::vector<RootTask> sampled;
+    std::vector<size_t> kept;
     for (size_t i = 0; i < tasks.size(); ++i)
-      if (i % static_cast<size_t>(shard->sample_of) < static_cast<size_t>(shard->sample))
+      if (i % static_cast<size_t>(shard->sample_of) < static_cast<size_t>(shard->sample)) {
         sampled.push_back(tasks[i]);
+        kept.push_back(i);
+      }
+    // What fraction the sample is, for a projection: a share of an R-rank run holds every
+    // R-th root task, so past R above the task count some shares hold none.
+    rep.info(fmt::format(
+        "  (--shards {}/{}, {}: root tasks {} of {}{})", shard->sample, shard->sample_of, stage,
+        fmt::join(kept, ", "), tasks.size(),
+        static_cast<size_t>(shard->sample_of) > tasks.size()
+            ? fmt::format("; {} of the {} shares hold none",
+                          static_cast<size_t>(shard->sample_of) - tasks.size(), shard->sample_of)
+            : std::string()));
     tasks = std::move(sampled);
   }
   std::vector<std::unique_ptr<Enumerator>> workers;  // per-thread state
