@@ -12,6 +12,7 @@
 #include "gen/enumerate/enumerate.h"
 #include "gen/enumerate/graph_eval.h"
 #include "gen/enumerate/partitions.h"
+#include "gen/enumerate/spill_forecast.h"
 #include "test_gen_util.h"
 
 namespace graphsub::gen {
@@ -707,6 +708,37 @@ TEST(GenEnumerator, AliasesAreFoundByTesting) {
   ASSERT_EQ(s.aliases.size(), 1u);  // a 1x1 window: max and average are the same strided copy
   EXPECT_EQ(s.variants[s.aliases[0].variant].name, "poolmax");
   EXPECT_EQ(s.variants[s.aliases[0].same_as].name, "poolavg");
+}
+
+// A run that will fill its disk is told early: once a fiftieth of the root tasks is done, the
+// bytes spilled are projected over every task and compared with the folder's free space,
+// once, as a warning.
+TEST(GenEnumerator, SpillingPastTheFreeSpaceIsForecastOnce) {
+  struct Warnings : Reporter {
+    std::vector<std::string> lines;
+    void warn(std::string_view l) override { lines.emplace_back(l); }
+  };
+  const uint64_t gib = uint64_t{1} << 30;
+  auto free_of = [&](uint64_t bytes) {
+    return [bytes](const std::string&) { return std::optional<uint64_t>(bytes); };
+  };
+  Warnings w;
+  SpillForecast tight("/spill", free_of(100 * gib));
+  tight.check(4, 441, 2 * gib, w);  // before a fiftieth of the tasks: no look yet
+  EXPECT_TRUE(w.lines.empty());
+  tight.check(9, 441, 3 * gib, w);  // 3 GiB over 9 tasks: about 147 GiB for 441
+  ASSERT_EQ(w.lines.size(), 1u);
+  EXPECT_NE(w.lines[0].find("about 147 GiB, and /spill has 100.0 GiB free"), std::string::npos)
+      << w.lines[0];
+  tight.check(20, 441, 10 * gib, w);  // once only
+  EXPECT_EQ(w.lines.size(), 1u);
+  Warnings roomy;
+  SpillForecast enough("/spill", free_of(200 * gib));
+  enough.check(9, 441, 3 * gib, roomy);
+  EXPECT_TRUE(roomy.lines.empty());
+  // The real file system answers for an existing folder and not for a missing one.
+  EXPECT_TRUE(SpillForecast::filesystem_free_bytes("/").has_value());
+  EXPECT_FALSE(SpillForecast::filesystem_free_bytes("/no/such/folder/here").has_value());
 }
 
 }  // namespace

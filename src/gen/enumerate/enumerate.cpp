@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "core/error.h"
 #include "gen/enumerate/graph_eval.h"
 #include "gen/enumerate/partitions.h"
+#include "gen/enumerate/spill_forecast.h"
 #include "gen/shard_files.h"
 #include "ir/parallel.h"
 
@@ -234,7 +236,8 @@ class SpillSink : public GraphSink {
 template <class Sink, class Configure>
 EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* pieces,
                     bool prefix_variables, std::vector<std::unique_ptr<Sink>>& sinks, Reporter& rep,
-                    const char* stage, Configure&& configure, const EnumShard* shard = nullptr) {
+                    const char* stage, Configure&& configure, const EnumShard* shard = nullptr,
+                    const std::function<void(size_t done, size_t total)>& on_progress = {}) {
   Enumerator planner(s);
   std::vector<RootTask> tasks = planner.root_tasks();
   if (shard && shard->ranks > 1) {
@@ -278,6 +281,7 @@ EnumStats run_round(const Space& s, int min_emit_ops, const FingerprintSet* piec
         for (auto& w : workers) graphs += w->stats().graphs;  // approximate while running
         rep.progress(stage, static_cast<double>(done), static_cast<double>(tasks.size()),
                      fmt::format("first operators, {:.1f} M graphs", graphs / 1e6));
+        if (on_progress) on_progress(done, tasks.size());
       });
   EnumStats stats;
   for (auto& w : workers) stats += w->stats();
@@ -480,12 +484,13 @@ void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const Enum
   std::vector<std::unique_ptr<SpillSink<Packed>>> sinks;
   for (int t = 0; t < threads; ++t)
     sinks.push_back(std::make_unique<SpillSink<Packed>>(files, packer));
+  SpillForecast forecast(tmp);
   EnumStats stats = run_round(
       s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
       [&](Enumerator& e, size_t) {
         if (s.minimal_reads) e.read_only_reps(&reps);
       },
-      &shard);
+      &shard, [&](size_t done, size_t total) { forecast.check(done, total, files.bytes(), rep); });
   for (auto& sink : sinks) sink->flush();
   files.close_all();
   std::vector<GraphRecord> whole = concat_all(sinks, &SpillSink<Packed>::whole);
@@ -516,12 +521,14 @@ std::shared_ptr<LargeGraphs> enumerate_largest(const Space& s, int threads, Repo
   for (int t = 0; t < threads; ++t)
     sinks.push_back(std::make_unique<SpillSink<Packed>>(*large->files, large->packer));
   const auto t0 = std::chrono::steady_clock::now();
+  SpillForecast forecast("");  // std::tmpfile()'s folder
   const EnumStats largest = run_round(
       s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
       [&](Enumerator& e, size_t) {
         if (s.minimal_reads) e.read_only_reps(&reps);
       },
-      &shard);
+      &shard,
+      [&](size_t done, size_t total) { forecast.check(done, total, large->files->bytes(), rep); });
   res.stats += largest;
   for (auto& sink : sinks) sink->flush();
   res.spilled_bytes = large->files->bytes();
