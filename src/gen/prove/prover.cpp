@@ -98,12 +98,14 @@ std::vector<ProofOutcome> prove_all(const Prover& prove, const std::vector<Batch
     }
     std::string name = fmt::format("c{}", i);
     bool reversed = it.status == BatchItem::Reversed;
-    if (it.eq)
-      batch.push_back(to_rule(*it.eq, name, reversed));
-    else if (checks_here(batch.size()))
-      batch.push_back(to_rule(equality_from_key(it.key, false), name, reversed));
-    else
+    // Only the rules this rank checks are built, its own classes' among them too: on R ranks
+    // the others' are (R-1)/R of a batch that every rank walks.
+    if (!checks_here(batch.size()))
       batch.push_back(rules::Rule{.name = std::move(name)});  // another rank checks it
+    else if (it.eq)
+      batch.push_back(to_rule(*it.eq, name, reversed));
+    else
+      batch.push_back(to_rule(equality_from_key(it.key, false), name, reversed));
     where.push_back(i);
   }
   calls += batch.size();
