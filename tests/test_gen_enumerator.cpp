@@ -723,7 +723,7 @@ TEST(GenEnumerator, SpillingPastTheFreeSpaceIsForecastOnce) {
     return [bytes](const std::string&) { return std::optional<uint64_t>(bytes); };
   };
   Warnings w;
-  SpillForecast tight("/spill", free_of(100 * gib));
+  SpillForecast tight("/spill", 1, free_of(100 * gib));
   tight.check(4, 441, 2 * gib, w);  // before a fiftieth of the tasks: no look yet
   EXPECT_TRUE(w.lines.empty());
   tight.check(9, 441, 3 * gib, w);  // 3 GiB over 9 tasks: about 147 GiB for 441
@@ -733,9 +733,16 @@ TEST(GenEnumerator, SpillingPastTheFreeSpaceIsForecastOnce) {
   tight.check(20, 441, 10 * gib, w);  // once only
   EXPECT_EQ(w.lines.size(), 1u);
   Warnings roomy;
-  SpillForecast enough("/spill", free_of(200 * gib));
+  SpillForecast enough("/spill", 1, free_of(200 * gib));
   enough.check(9, 441, 3 * gib, roomy);
   EXPECT_TRUE(roomy.lines.empty());
+  // Two ranks writing shares of that size to one shared folder need twice as much.
+  Warnings shared;
+  SpillForecast two("/spill", 2, free_of(200 * gib));
+  two.check(9, 441, 3 * gib, shared);
+  ASSERT_EQ(shared.lines.size(), 1u);
+  EXPECT_NE(shared.lines[0].find("about 294 GiB on its 2 ranks"), std::string::npos)
+      << shared.lines[0];
   // The real file system answers for an existing folder and not for a missing one.
   EXPECT_TRUE(SpillForecast::filesystem_free_bytes("/").has_value());
   EXPECT_FALSE(SpillForecast::filesystem_free_bytes("/no/such/folder/here").has_value());

@@ -425,9 +425,6 @@ constexpr int kHashedFloorOps = 3;
 // not misread.
 constexpr uint64_t kShardMagic = 0x67737562656e756dULL;  // "gsubenum"
 
-// The largest graphs of this rank's root tasks, kept in the run directory: part files and
-// shard.bin (the counts, the graphs kept whole and the split requests) in enum-RANK, written
-// as enum-RANK.tmp and renamed when whole. A shard already there is not enumerated again.
 // The space of the floor's largest graphs past the hashed floor (at N = 5, those of 4
 // operators): enumerated like the largest graphs of N = 4, in prefix form and reading only
 // the representatives of values of up to 3 operators.
@@ -467,6 +464,9 @@ std::vector<SplitRequest> requests_past_hashed_floor(const Space& s, int threads
   return found;
 }
 
+// The largest graphs of this rank's root tasks, kept in the run directory: part files and
+// shard.bin (the counts, the graphs kept whole and the split requests) in enum-RANK, written
+// as enum-RANK.tmp and renamed when whole. A shard already there is not enumerated again.
 template <class Packed>
 void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const EnumShard& shard,
                           const FingerprintSet& pieces, const ValueReps& reps) {
@@ -485,7 +485,8 @@ void enumerate_kept_shard(const Space& s, int threads, Reporter& rep, const Enum
   std::vector<std::unique_ptr<SpillSink<Packed>>> sinks;
   for (int t = 0; t < threads; ++t)
     sinks.push_back(std::make_unique<SpillSink<Packed>>(files, packer));
-  SpillForecast forecast(tmp);
+  // Every rank writes its share to the run folder, which is shared (docs/distributed.md).
+  SpillForecast forecast(tmp, static_cast<uint64_t>(shard.ranks));
   EnumStats stats = run_round(
       s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
       [&](Enumerator& e, size_t) {
@@ -522,7 +523,7 @@ std::shared_ptr<LargeGraphs> enumerate_largest(const Space& s, int threads, Repo
   for (int t = 0; t < threads; ++t)
     sinks.push_back(std::make_unique<SpillSink<Packed>>(*large->files, large->packer));
   const auto t0 = std::chrono::steady_clock::now();
-  SpillForecast forecast("");  // std::tmpfile()'s folder
+  SpillForecast forecast("", 1);  // std::tmpfile()'s folder, this process's alone
   const EnumStats largest = run_round(
       s, s.max_ops, &pieces, s.max_ops > 1, sinks, rep, "enumerate",
       [&](Enumerator& e, size_t) {

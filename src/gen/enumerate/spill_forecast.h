@@ -17,10 +17,12 @@ namespace graphsub::gen {
 
 class SpillForecast {
  public:
-  // `dir`: where the parts are written ("" for the system's temporary files). `free_bytes`
-  // answers the free space of a folder (tests give their own; nullopt: unknown).
+  // `dir`: where the parts are written ("" for the system's temporary files); `writers`:
+  // the processes writing shares of about this size there (the ranks, into a shared run
+  // folder). `free_bytes` answers the free space of a folder (tests give their own; nullopt:
+  // unknown).
   using FreeBytes = std::function<std::optional<uint64_t>(const std::string& dir)>;
-  explicit SpillForecast(std::string dir, FreeBytes free_bytes = filesystem_free_bytes);
+  SpillForecast(std::string dir, uint64_t writers, FreeBytes free_bytes = filesystem_free_bytes);
 
   // After `done` of `total` root tasks with `spilled` bytes written: warns once, through
   // `rep`, when the projection exceeds the free space.
@@ -30,6 +32,7 @@ class SpillForecast {
 
  private:
   std::string dir_;
+  uint64_t writers_;
   FreeBytes free_bytes_;
   bool checked_ = false;
 };
