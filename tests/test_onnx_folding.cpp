@@ -234,6 +234,47 @@ TEST(ImportFolding, CastsToTheirOwnTypeAreRemovedAndOthersKept) {
   EXPECT_EQ(m.summary.opaque[0].op_type, "Cast");
 }
 
+// A Slice that keeps every element of its input (timm's GhostNet writes x[:, :out] of
+// exactly out channels) is removed at import; one that drops or reorders anything is kept.
+TEST(ImportFolding, SlicesOfAWholeTensorAreRemovedAndOthersKept) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 6, 4});
+  auto slice = [&](const std::string& in, const std::string& out, std::vector<int64_t> starts,
+                   std::vector<int64_t> ends, std::vector<int64_t> axes,
+                   std::vector<int64_t> steps) {
+    b.init_ints(out + "_s", starts);
+    b.init_ints(out + "_e", ends);
+    b.init_ints(out + "_a", axes);
+    b.init_ints(out + "_p", steps);
+    b.node("Slice", {in, out + "_s", out + "_e", out + "_a", out + "_p"}, {out});
+  };
+  slice("x", "exact", {0}, {6}, {1}, {1});                           // whole: removed
+  slice("exact", "past", {-6, 0}, {INT64_MAX, 9}, {1, -1}, {1, 1});  // whole: removed
+  slice("past", "stepped", {0}, {6}, {1}, {2});                      // every other: kept
+  slice("stepped", "short", {0}, {3}, {2}, {1});                     // 3 of 4: kept
+  slice("short", "late", {1}, {2}, {0}, {1});                        // from 1: kept
+  b.output("late", {1, 3, 3});
+  ImportedModel m = import_onnx_bytes(b.bytes(), "");
+  EXPECT_EQ(m.summary.no_ops, 2);
+  std::map<std::string, int> ops;
+  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
+    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  EXPECT_EQ(ops, (std::map<std::string, int>{{"slice", 3}}));
+
+  // Slice-1 (opset 9): starts and ends as attributes.
+  OnnxBuilder old(9);
+  old.input("x", {2, 6});
+  auto& n = old.node("Slice", {"x"}, {"y"});
+  OnnxBuilder::attr(n, "starts", std::vector<int64_t>{0});
+  OnnxBuilder::attr(n, "ends", std::vector<int64_t>{1000});
+  OnnxBuilder::attr(n, "axes", std::vector<int64_t>{1});
+  old.node("Relu", {"y"}, {"z"});
+  old.output("z", {2, 6});
+  ImportedModel m9 = import_onnx_bytes(old.bytes(), "");
+  EXPECT_EQ(m9.summary.no_ops, 1);
+  EXPECT_EQ(m9.graph.num_ops(), 1u);
+}
+
 TEST(ImportFolding, SummaryGroupsOpaqueNodesByOpType) {
   OnnxBuilder b(13);
   auto* o = b.m.add_opset_import();

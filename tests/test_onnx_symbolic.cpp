@@ -126,6 +126,36 @@ TEST(OnnxSymbolic, AnElementwiseSumAtBatchOneBroadcastsAtOtherValues) {
   EXPECT_EQ(alt.type(alt.outputs()[0].ref).shape, (Shape{m.info->symbolic[0].alt, 4}));
 }
 
+TEST(OnnxSymbolic, ASliceOfEverythingAtTheImportedValueOnlyIsKept) {
+  // x[batch, 4]: rows [0, 2) are all of x at batch 2, graphsub's default, and not at the
+  // second value; columns [0, 4) are all of x at every batch.
+  OnnxBuilder b(13);
+  b.input("x", {2, 4});
+  make_symbolic(*b.g().mutable_input(0), 0, "batch");
+  b.init_ints("zero", {0});
+  b.init_ints("two", {2});
+  b.init_ints("four", {4});
+  b.init_ints("rows", {0});
+  b.init_ints("cols", {1});
+  b.node("Slice", {"x", "zero", "two", "rows"}, {"first"});
+  b.node("Slice", {"first", "zero", "four", "cols"}, {"all"});
+  b.node("Relu", {"all"}, {"y"});
+  b.output("y", {2, 4});
+  ImportedModel m = import_onnx_bytes(b.bytes(), "");
+  ASSERT_EQ(m.info->symbolic.size(), 1u) << fmt::format("{}", fmt::join(m.summary.notes, "\n"));
+  EXPECT_EQ(m.summary.no_ops, 1);
+  std::map<std::string, int> ops;
+  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
+    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  EXPECT_EQ(ops, (std::map<std::string, int>{{"relu", 1}, {"slice", 1}}));
+  int64_t alt = m.info->symbolic[0].alt;
+  ASSERT_EQ(m.alt_graphs.size(), 1u);
+  EXPECT_EQ(m.alt_graphs[0].type(m.alt_graphs[0].outputs()[0].ref).shape, (Shape{2, 4}))
+      << "at batch " << alt;
+  Graph at_alt = instantiate_symbolic(m.graph, *m.info, 0);
+  EXPECT_EQ(at_alt.type(at_alt.outputs()[0].ref).shape, (Shape{2, 4}));
+}
+
 TEST(OnnxSymbolic, DimensionValuesAreGivenByNameAndUnknownNamesRefused) {
   OnnxBuilder b = flatten_model();
   ImportOptions at7;

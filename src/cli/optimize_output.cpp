@@ -49,7 +49,7 @@ void OnnxJobPrinter::imported(const ImportedModel& m) {
   if (s.no_ops)
     fmt::print(
         "  removed {} no-op node{} (x + 0, x * 1 with constants, pads by 0, casts to their own "
-        "type)\n",
+        "type, slices of a whole tensor)\n",
         s.no_ops, s.no_ops == 1 ? "" : "s");
   if (s.opaque.empty()) {
     fmt::print("  opaque nodes: none (every operator has graphsub semantics)\n");

@@ -27,7 +27,7 @@ struct Report {
   std::map<std::string, int64_t> onnx_ops_before, onnx_ops_after;
   std::vector<OpaqueNodeInfo> opaque;
   int64_t removed = 0;
-  int64_t no_ops = 0;  // x + 0, x * 1 with constants and zero Pads removed at import
+  int64_t no_ops = 0;  // x + 0, x * 1 with constants, zero Pads, whole Slices: removed at import
   std::vector<std::string> import_notes;
   // graphsub operators before and after.
   std::map<std::string, size_t> ops_before, ops_after;

@@ -82,8 +82,9 @@ struct ImportSummary {
   std::map<std::string, int64_t> onnx_op_counts;  // ONNX op_type (domain-qualified if not default)
   std::vector<OpaqueNodeInfo> opaque;             // kept as opaque nodes, in file order
   int64_t removed = 0;                            // Identity / Dropout nodes removed
-  int64_t no_ops =
-      0;  // x + 0, x - 0, x * 1, x / 1 with constants, Pads by 0, Casts to the same type: removed
+  // x + 0, x - 0, x * 1, x / 1 with constants, Pads by 0, Casts to the same type, Slices that
+  // keep their whole input: removed
+  int64_t no_ops = 0;
   int64_t folded = 0;  // shape computations evaluated at import (Shape, Gather, Concat, ...)
   std::vector<std::string> notes;  // e.g. symbolic dimensions fixed
 };

@@ -49,6 +49,11 @@ class ImportContext {
   // Constants the converter of the current node must not see: values it reads that are
   // computed at run time (runtime_values.h).
   std::set<std::string> hidden;
+  // Slices that copy their whole input at the dimensions imported, removed as no-ops (by
+  // output name), and those to keep anyway: a no-op at this value of a symbolic dimension
+  // only, as the import at its other value showed (import_model).
+  std::set<std::string> no_op_slices;
+  std::set<std::string> slices_kept;
 
   // The value of a tensor when known at import: a constant, or an initializer of an element
   // type the evaluator holds (loaded on first use); null otherwise.

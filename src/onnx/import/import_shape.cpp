@@ -81,6 +81,41 @@ std::vector<TensorRef> split(ImportContext& c, const NodeProto& n) {
   return c.op_multi(n, "split", {x}, {{"axis", axis}, {"sizes", sizes}});
 }
 
+// Whether a Slice of `shape` keeps every element in order: each sliced axis from its start
+// (a start at or before it) to its end (an end at or past it) in steps of 1. timm's GhostNet
+// writes 32 of them (x[:, :out] of exactly out channels); each is a copy in ONNX Runtime,
+// and one that keeps the convolutions around it from sharing the blocked layout.
+bool copies_whole_input(const Attrs& a, const Shape& shape) {
+  const auto& starts = a.ints("starts");
+  const auto& ends = a.ints("ends");
+  std::vector<int64_t> axes = a.has("axes") ? a.ints("axes") : std::vector<int64_t>{};
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> steps = a.has("steps") ? a.ints("steps") : std::vector<int64_t>{};
+  if (starts.size() != ends.size() || axes.size() != starts.size() ||
+      (!steps.empty() && steps.size() != starts.size()))
+    return false;  // malformed: the slice operator's own checks name it
+  auto rank = static_cast<int64_t>(shape.size());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (axis < 0 || axis >= rank) return false;
+    int64_t dim = shape[static_cast<size_t>(axis)];
+    if (dim <= 0 || (!steps.empty() && steps[i] != 1)) return false;
+    if (!(starts[i] == 0 || starts[i] <= -dim) || ends[i] < dim) return false;
+  }
+  return true;
+}
+
+// The slice of `x`, or `x` itself where the slice keeps all of it (counted as a no-op).
+std::vector<TensorRef> slice_or_input(ImportContext& c, const NodeProto& n, TensorRef x, Attrs a) {
+  if (copies_whole_input(a, c.shape(x)) && !c.slices_kept.count(n.output(0))) {
+    ++c.summary.no_ops;
+    c.no_op_slices.insert(n.output(0));
+    return {x};
+  }
+  return {c.op(n, "slice", {x}, std::move(a))};
+}
+
 std::vector<TensorRef> slice(ImportContext& c, const NodeProto& n) {
   TensorRef x = c.data(n, 0);
   if (c.opset < 10) {
@@ -91,12 +126,12 @@ std::vector<TensorRef> slice(ImportContext& c, const NodeProto& n) {
           fmt::format("{}: attributes 'starts' and 'ends' are required", ImportContext::label(n)));
     Attrs a{{"starts", at.ints("starts", {})}, {"ends", at.ints("ends", {})}};
     if (at.has("axes")) a.set("axes", at.ints("axes", {}));
-    return {c.op(n, "slice", {x}, std::move(a))};
+    return slice_or_input(c, n, x, std::move(a));
   }
   Attrs a{{"starts", need_ints(c, n, 1, "starts")}, {"ends", need_ints(c, n, 2, "ends")}};
   if (c.has_input(n, 3)) a.set("axes", need_ints(c, n, 3, "axes"));
   if (c.has_input(n, 4)) a.set("steps", need_ints(c, n, 4, "steps"));
-  return {c.op(n, "slice", {x}, std::move(a))};
+  return slice_or_input(c, n, x, std::move(a));
 }
 
 // A reshape to a concrete shape (what Reshape, Squeeze and Unsqueeze all are here).

@@ -6,7 +6,9 @@
 #include <onnx/defs/schema.h>
 #include <onnx/inliner/inliner.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <queue>
 
 #include "core/error.h"
@@ -142,6 +144,8 @@ class Importer {
   ImportedModel run();
   // Tensors to compute at run time though they could be evaluated (runtime_values.h).
   void compute_at_run_time(std::set<std::string> names) { runtime_ = std::move(names); }
+  // Slices to keep though they copy their whole input here (ImportContext::slices_kept).
+  void keep_slices(std::set<std::string> names) { slices_kept_ = std::move(names); }
   const FoldTrace& fold_trace() const { return trace_; }
   // The symbolic dimensions set to ImportOptions::default_dim (known once inputs are read).
   const std::set<std::string>& defaulted_dims() const { return defaulted_dims_; }
@@ -176,6 +180,7 @@ class Importer {
   std::map<std::string, Shape> input_shapes_;  // concrete shapes of graph inputs
   std::set<std::string> consumed_;             // tensors read by some node or graph output
   std::set<std::string> runtime_;              // evaluated, yet computed at run time too
+  std::set<std::string> slices_kept_;          // no-op Slices kept (symbolic dimensions)
   std::set<std::string> dim_names_seen_;       // symbolic dimensions of the inputs
   std::set<std::string> defaulted_dims_;       // those at default_dim
   FoldTrace trace_;                            // what was evaluated, and where it was read
@@ -747,6 +752,7 @@ ImportedModel Importer::run() {
   inline_local_functions();
   read_info();
   ctx_ = std::make_unique<ImportContext>(result_.graph, *info_, result_.summary, opset);
+  ctx_->slices_kept = slices_kept_;
   collect_initializers();
   widen_if_half();
   create_inputs();
@@ -781,6 +787,7 @@ ImportedModel Importer::run() {
     throw Error(fmt::format("{}: {}", label_, e.what()));
   }
   result_.info = info_;
+  trace_.no_op_slices = ctx_->no_op_slices;
   return std::move(result_);
 }
 
@@ -831,14 +838,22 @@ std::vector<SymbolicDim> symbolic_dims_of(const OnnxModelInfo& info) {
   return dims;
 }
 
-// One import at the options' values, computing `runtime` at run time; its FoldTrace in `trace`.
+// What import_model decided, after comparing imports at two values of each symbolic
+// dimension, that a single import must not: values to compute at run time, and Slices that
+// are no-ops at one of the values only, to keep.
+struct ImportKeeps {
+  std::set<std::string> runtime, slices;
+};
+
+// One import at the options' values, with `keeps`; its FoldTrace in `trace`.
 ImportedModel import_once(std::string_view bytes, const std::string& base_dir,
                           const ImportOptions& opts, Reporter& rep, const std::string& label,
-                          const std::string& source_file, const std::set<std::string>& runtime,
+                          const std::string& source_file, const ImportKeeps& keeps,
                           FoldTrace* trace) {
   ModelProto m = parse_model(bytes, label);
   Importer importer(m, base_dir, opts, rep, label, source_file);
-  importer.compute_at_run_time(runtime);
+  importer.compute_at_run_time(keeps.runtime);
+  importer.keep_slices(keeps.slices);
   ImportedModel r;
   try {
     r = importer.run();
@@ -881,23 +896,28 @@ ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
   // Imported again at another value of each symbolic dimension: which dimensions of each
   // tensor follow it is what the exporter needs to write them back symbolic. Where values
   // evaluated at import follow a dimension and the graph would hold them, both imports are
-  // made again computing them at run time (runtime_values.h).
-  std::set<std::string> runtime;
+  // made again computing them at run time (runtime_values.h); Slices that copy their whole
+  // input at one value and not at the other are kept in both.
+  ImportKeeps keeps;
   constexpr int kPasses = 4;  // each pass can only add values; real models settle in one
   for (int pass = 0; pass < kPasses; ++pass) {
     auto info = std::make_shared<OnnxModelInfo>(*r.info);
     info->base_shapes = shapes_by_key(r.graph);
     r.alt_graphs.clear();
     std::vector<std::string> notes;
-    std::set<std::string> more;
+    ImportKeeps more;
     for (const SymbolicDim& dim : dims) {
       rep.progress("import", 0, 0, fmt::format("again at {}={}", dim.name, dim.alt));
       try {
         FoldTrace alt_trace;
         ImportedModel ra = import_once(bytes, base_dir, at_alternate(opts, *info, dim),
-                                       null_reporter(), label, "", runtime, &alt_trace);
+                                       null_reporter(), label, "", keeps, &alt_trace);
         for (const auto& name : runtime_values(base_trace, alt_trace))
-          if (!runtime.count(name)) more.insert(name);
+          if (!keeps.runtime.count(name)) more.runtime.insert(name);
+        std::set_symmetric_difference(base_trace.no_op_slices.begin(),
+                                      base_trace.no_op_slices.end(), alt_trace.no_op_slices.begin(),
+                                      alt_trace.no_op_slices.end(),
+                                      std::inserter(more.slices, more.slices.end()));
         info->symbolic.push_back(dim);
         info->alt_shapes.push_back(shapes_by_key(ra.graph));
         r.alt_graphs.push_back(std::move(ra.graph));
@@ -908,15 +928,17 @@ ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
                         dim.name, dim.value, dim.name, dim.alt, e.what()));
       }
     }
-    if (more.empty() || pass == kPasses - 1) {
+    if ((more.runtime.empty() && more.slices.empty()) || pass == kPasses - 1) {
       r.summary.notes.insert(r.summary.notes.end(), notes.begin(), notes.end());
       r.info = info;
       return r;
     }
-    runtime.insert(more.begin(), more.end());
+    keeps.runtime.insert(more.runtime.begin(), more.runtime.end());
+    keeps.slices.insert(more.slices.begin(), more.slices.end());
     rep.progress("import", 0, 0,
-                 fmt::format("again, {} shape values computed at run time", runtime.size()));
-    r = import_once(bytes, base_dir, opts, rep, label, source_file, runtime, &base_trace);
+                 fmt::format("again, {} shape values computed at run time, {} slices kept",
+                             keeps.runtime.size(), keeps.slices.size()));
+    r = import_once(bytes, base_dir, opts, rep, label, source_file, keeps, &base_trace);
   }
   return r;  // not reached: the last pass returns
 }

@@ -25,6 +25,8 @@ struct FoldTrace {
   // Evaluated tensors read where the graph fixes their value: as an operator's input other
   // than Reshape's target (a weight or a parameter), or as a graph output.
   std::set<std::string> fixed_reads;
+  // Slices removed as no-ops at this import's dimensions (ImportContext::no_op_slices).
+  std::set<std::string> no_op_slices;
 
   void record(const std::string& name, const HostConstant& value, std::vector<std::string> inputs);
 };
