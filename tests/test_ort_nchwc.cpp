@@ -22,6 +22,17 @@ size_t count_op(const Graph& g, const std::string& op) {
   return n;
 }
 
+// The padded graph computes what `original` does, as built (its weights padded by operators)
+// and with those operators folded into the weights, as the file is written.
+void expect_same_before_and_after_folding(const Graph& original, const Graph& padded) {
+  auto c = check_equivalent(original, padded, {.seed = 3});
+  EXPECT_TRUE(c.ok) << c.failure();
+  Graph folded = padded;
+  precompute_weights(folded);
+  auto f = check_equivalent(original, folded, {.seed = 4});
+  EXPECT_TRUE(f.ok) << f.failure();
+}
+
 TEST(OrtNchwc, ConvConditionsFollowTheRuntime) {
   // Ungrouped: fewer input channels than a block read the plain tensor; more must be a
   // multiple of 4; the output channels are padded by the runtime, any count runs.
@@ -123,12 +134,7 @@ TEST(OrtNchwc, PadsAGroupedRegionToWholeBlocksExactly) {
   ASSERT_NO_THROW(validate(p->graph));
   EXPECT_EQ(p->graph.type(p->graph.outputs()[1].ref).shape, (Shape{2, 40}));
   EXPECT_EQ(count_op(p->graph, "slice"), 1u);  // the flatten's input, not the conv's
-  auto c = check_equivalent(g, p->graph, {.seed = 3});
-  EXPECT_TRUE(c.ok) << c.failure();
-  Graph folded = p->graph;
-  precompute_weights(folded);
-  auto f = check_equivalent(g, folded, {.seed = 4});
-  EXPECT_TRUE(f.ok) << f.failure();
+  expect_same_before_and_after_folding(g, p->graph);
 }
 
 // ResNeXt: 64 channels in groups of 8 are aligned, but the groups are narrower than a block:
@@ -173,6 +179,59 @@ TEST(OrtNchwc, CutsARegionBackBeforeADivision) {
   EXPECT_EQ(count_op(p->graph, "slice"), 2u);  // both of the division's inputs
   auto c = check_equivalent(original, p->graph, {.seed = 3});
   EXPECT_TRUE(c.ok) << c.failure();
+}
+
+// A GhostNet block: each ghost module concatenates a conv's 40 channels with a depthwise conv
+// of them (80 channels, aligned, but parts of 40 are not, so the Concat leaves the layout).
+// Both halves padded to 48 keep it blocked: the concatenation is 96 wide, its padding
+// between the halves; the batch norm, the residual Add with the shortcut conv, and the
+// squeeze-excitation's mean, scale and product lay their 80 channels out alike, and the
+// convs that read them get zero weights where the padding is. The head reads the sum cut
+// back: two Slices and a Concat.
+TEST(OrtNchwc, PadsTheHalvesOfAConcatenationAndLaysOutItsReadersAlike) {
+  GraphBuilder b;
+  auto x = b.input("x", {2, 16, 8, 8});
+  auto ghost = [&](TensorRef in, int64_t in_ch, const std::string& name) {
+    auto primary = b.conv(in, b.weight(name + "_p", {40, in_ch, 1, 1}), {.act = "relu"});
+    auto cheap = b.conv(primary, b.weight(name + "_c", {40, 1, 3, 3}), {.pad = 1, .act = "relu"});
+    return b.concat(1, {primary, cheap});
+  };
+  auto shortcut = b.conv(x, b.weight("ws", {80, 16, 1, 1}));
+  auto g1 = ghost(x, 16, "g1");
+  auto sum = b.ewadd(b.batchnorm(ghost(g1, 80, "g2"), "bn"), shortcut);
+  auto mean =
+      b.op("reduce_mean", {sum}, {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
+  auto scale = b.sigmoid(b.conv(b.relu(b.conv(mean, b.weight("se1", {16, 80, 1, 1}))),
+                                b.weight("se2", {80, 16, 1, 1})));
+  auto excited = b.op("mul", {sum, scale});
+  b.output("y", b.conv(excited, b.weight("wy", {16, 80, 1, 1})));
+  b.output("pooled", b.op("flatten", {b.op("global_avgpool", {sum})}, {{"axis", int64_t{1}}}));
+  Graph g = b.finish();
+  NchwcLayout before = predict_nchwc(g, kBlock);
+  auto p = pad_channels_for_nchwc(g, kBlock);
+  ASSERT_TRUE(p);
+  EXPECT_LT(p->after.reorders(), before.reorders());
+  EXPECT_LT(p->after.reorder_mb, before.reorder_mb);
+  ASSERT_NO_THROW(validate(p->graph));
+  size_t wide = 0;
+  for (NodeId id = 0; id < p->graph.num_slots(); ++id)
+    if (p->graph.alive(id) && p->graph.node(id).op->name == "concat" &&
+        p->graph.node(id).outputs[0].shape == Shape{2, 96, 8, 8})
+      ++wide;
+  EXPECT_EQ(wide, 2u);  // both ghost modules' concatenations, halves of 48
+  EXPECT_EQ(p->graph.type(p->graph.outputs()[1].ref).shape, (Shape{2, 80}));
+  expect_same_before_and_after_folding(g, p->graph);
+}
+
+// Parts padded by more than half their channels are left as they are (measured slower).
+TEST(OrtNchwc, LeavesAConcatenationOfNarrowPartsAlone) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 8, 8});
+  auto primary = b.conv(x, b.weight("wp", {8, 16, 1, 1}), {.act = "relu"});
+  auto cheap = b.conv(primary, b.weight("wc", {8, 1, 3, 3}), {.pad = 1});
+  b.output("y", b.conv(b.concat(1, {primary, cheap}), b.weight("wy", {16, 16, 1, 1})));
+  auto p = pad_channels_for_nchwc(b.finish(), kBlock);
+  EXPECT_FALSE(p && p->after.reorders() < p->before.reorders());
 }
 
 }  // namespace

@@ -12,7 +12,11 @@
 //    one (block-diagonal weights) as make each group a block wide;
 //  - every convolution that reads the region gets zero weights for the added channels, so
 //    what they hold never reaches a result; any other reader gets the region's tensor cut
-//    back to its channels (a Slice), as does a graph output.
+//    back to its channels (a Slice), as does a graph output;
+//  - a concatenation of such regions (GhostNet's halves) starts a region of its own, whose
+//    channels sit where the concatenated padded parts put them, the padding between them;
+//    its writers, readers and constants are scattered to those positions and gathered back
+//    from them (a Slice per part and a Concat).
 // A region is padded only where the layout predicted for the result (nchwc_layout.h) runs more
 // convolutions blocked or copies fewer bytes in reorders. The weights change shape only; the
 // file stays plain ONNX that any runtime runs, and the padding is tuned for one block size,
