@@ -75,7 +75,9 @@ def conv_census(model):
     return blocked, plain
 
 
-def profile(path, runs, tmp):
+def run_kernel_times(path, runs, tmp, feeds=None):
+    """Per profiled run, the kernel time of each operator type, in microseconds. `feeds`:
+    the inputs (by default random, every symbolic dimension 1)."""
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.intra_op_num_threads = 1
@@ -84,7 +86,10 @@ def profile(path, runs, tmp):
     so.enable_profiling = True
     so.profile_file_prefix = os.path.join(tmp, "profile")
     s = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
-    feeds = feeds_for(s)
+    if feeds is None:
+        feeds = feeds_for(s)
+    else:
+        feeds = {i.name: feeds[i.name] for i in s.get_inputs()}
     warm = 3  # pre-packing and first-touch allocations happen in the first runs
     for _ in range(warm + runs):
         s.run(None, feeds)
@@ -101,6 +106,18 @@ def profile(path, runs, tmp):
         i = bisect.bisect_right(starts, e["ts"]) - 1
         if i >= 0 and e["ts"] <= spans[i][1]:
             run_totals[i][e["args"]["op_name"]] += e["dur"]
+    return run_totals
+
+
+def kernel_times_by_op(path, runs, tmp, feeds=None):
+    """The median over the runs of each operator type's kernel time, in microseconds."""
+    run_totals = run_kernel_times(path, runs, tmp, feeds)
+    ops = set().union(*run_totals)
+    return {op: sorted(t[op] for t in run_totals)[len(run_totals) // 2] for op in ops}
+
+
+def profile(path, runs, tmp):
+    run_totals = run_kernel_times(path, runs, tmp)
     kernel = sorted(sum(t.values()) for t in run_totals)
     reorder = sorted(sum(t[k] for k in REORDERS) for t in run_totals)
     return kernel[len(kernel) // 2], reorder[len(reorder) // 2]
