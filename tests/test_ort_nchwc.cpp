@@ -103,14 +103,15 @@ TEST(OrtNchwc, NoBlockNoPrediction) {
   EXPECT_FALSE(pad_channels_for_nchwc(g, 0));
 }
 
-// A RegNet block of 40 channels in groups of 8 (5 groups: none merges at block 16): the stem
-// conv's output region, padded to 48 channels, gets one more group and the groups merged in
-// pairs, so every conv runs blocked; the head's flatten reads the region cut back.
+// A RegNet-like block of 40 channels in groups of 4 (10 groups, blocked at neither block
+// size): the stem conv's output region, padded to 48 channels, gets two more groups and the
+// groups merged by fours, so every conv runs blocked, at block 16 and at block 8; the head's
+// flatten reads the region cut back.
 Graph grouped_block() {
   GraphBuilder b;
   auto x = b.input("x", {2, 16, 8, 8});
   auto a = b.conv(x, b.weight("wa", {40, 16, 1, 1}), {.act = "relu"});
-  auto g = b.conv(a, b.weight("wg", {40, 8, 3, 3}), {.pad = 1, .act = "relu"});
+  auto g = b.conv(a, b.weight("wg", {40, 4, 3, 3}), {.pad = 1, .act = "relu"});
   auto bn = b.batchnorm(g, "bn");
   auto se = b.sigmoid(b.op("global_avgpool", {bn}));
   auto s = b.op("mul", {bn, se});
@@ -131,15 +132,40 @@ TEST(OrtNchwc, PadsAGroupedRegionToWholeBlocksExactly) {
   EXPECT_EQ(p->regions[0].substr(0, 18), "40 -> 48 channels:");
   EXPECT_EQ(p->after.plain_convs, 0);
   EXPECT_EQ(p->after.blocked_convs, 3);
+  EXPECT_EQ(p->other_block, 8);
+  EXPECT_EQ(p->other_before.plain_convs, 1);
+  EXPECT_EQ(p->other_after.plain_convs, 0);
+  EXPECT_TRUE(p->left_out.empty());
   ASSERT_NO_THROW(validate(p->graph));
   EXPECT_EQ(p->graph.type(p->graph.outputs()[1].ref).shape, (Shape{2, 40}));
   EXPECT_EQ(count_op(p->graph, "slice"), 1u);  // the flatten's input, not the conv's
   expect_same_before_and_after_folding(g, p->graph);
 }
 
-// ResNeXt: 64 channels in groups of 8 are aligned, but the groups are narrower than a block:
-// merged in pairs, with nothing added, the conv runs blocked.
+// ResNeXt's first stage: 128 channels in groups of 4 are aligned, but the groups are narrower
+// than a block of either size: merged by fours, with nothing added, the conv runs blocked.
 TEST(OrtNchwc, MergesNarrowGroupsOfAnAlignedRegion) {
+  GraphBuilder b;
+  auto x = b.input("x", {1, 16, 8, 8});
+  auto a = b.conv(x, b.weight("wa", {64, 16, 1, 1}), {.act = "relu"});
+  auto g = b.conv(a, b.weight("wg", {64, 4, 3, 3}), {.pad = 1, .act = "relu"});
+  b.output("y", b.conv(g, b.weight("wc", {16, 64, 1, 1})));
+  Graph original = b.finish();
+  auto p = pad_channels_for_nchwc(original, kBlock);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->regions.size(), 1u);
+  EXPECT_EQ(p->regions[0].substr(0, 30), "64 (groups merged) channels: 1");
+  EXPECT_EQ(p->before.plain_convs, 1);
+  EXPECT_EQ(p->after.plain_convs, 0);
+  EXPECT_EQ(p->other_after.plain_convs, 0);
+  EXPECT_EQ(count_op(p->graph, "slice"), 0u);
+  auto c = check_equivalent(original, p->graph, {.seed = 3});
+  EXPECT_TRUE(c.ok) << c.failure();
+}
+
+// Groups of 8 run blocked at block 8 already: merging them into 16 gains at block 16 only and
+// would double their arithmetic at block 8, so the region is left as it is, and named.
+TEST(OrtNchwc, LeavesAMergeThatGainsAtThisBlockOnly) {
   GraphBuilder b;
   auto x = b.input("x", {1, 16, 8, 8});
   auto a = b.conv(x, b.weight("wa", {64, 16, 1, 1}), {.act = "relu"});
@@ -148,12 +174,16 @@ TEST(OrtNchwc, MergesNarrowGroupsOfAnAlignedRegion) {
   Graph original = b.finish();
   auto p = pad_channels_for_nchwc(original, kBlock);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->regions[0].substr(0, 30), "64 (groups merged) channels: 1");
-  EXPECT_EQ(p->before.plain_convs, 1);
-  EXPECT_EQ(p->after.plain_convs, 0);
-  EXPECT_EQ(count_op(p->graph, "slice"), 0u);
-  auto c = check_equivalent(original, p->graph, {.seed = 3});
-  EXPECT_TRUE(c.ok) << c.failure();
+  EXPECT_TRUE(p->regions.empty());
+  ASSERT_EQ(p->left_out.size(), 1u);
+  EXPECT_EQ(p->left_out[0],
+            "64 (groups merged) channels, 1 region: gains at block 16 only (at block 8 it blocks "
+            "no more convolutions and copies no fewer bytes)");
+  EXPECT_EQ(count_op(p->graph, "conv"), 3u);
+  EXPECT_EQ(p->graph.num_ops(), original.num_ops());
+  // At block 8 the same region is left out for the mirror reason.
+  auto at8 = pad_channels_for_nchwc(original, 8);
+  EXPECT_FALSE(at8 && !at8->regions.empty());
 }
 
 TEST(OrtNchwc, LeavesARegionAGraphInputStartsAlone) {
@@ -170,7 +200,7 @@ TEST(OrtNchwc, CutsARegionBackBeforeADivision) {
   GraphBuilder b;
   auto x = b.input("x", {1, 16, 8, 8});
   auto a = b.conv(x, b.weight("wa", {40, 16, 1, 1}));
-  auto g = b.conv(a, b.weight("wg", {40, 8, 3, 3}), {.pad = 1});
+  auto g = b.conv(a, b.weight("wg", {40, 4, 3, 3}), {.pad = 1});
   b.output("y", b.conv(b.op("div", {g, a}), b.weight("wy", {16, 40, 1, 1})));
   Graph original = b.finish();
   auto p = pad_channels_for_nchwc(original, kBlock);
@@ -181,30 +211,30 @@ TEST(OrtNchwc, CutsARegionBackBeforeADivision) {
   EXPECT_TRUE(c.ok) << c.failure();
 }
 
-// A GhostNet block: each ghost module concatenates a conv's 40 channels with a depthwise conv
-// of them (80 channels, aligned, but parts of 40 are not, so the Concat leaves the layout).
-// Both halves padded to 48 keep it blocked: the concatenation is 96 wide, its padding
-// between the halves; the batch norm, the residual Add with the shortcut conv, and the
-// squeeze-excitation's mean, scale and product lay their 80 channels out alike, and the
+// A GhostNet block: each ghost module concatenates a conv's 36 channels with a depthwise conv
+// of them (72 channels; parts of 36 are whole blocks of neither size, so the Concat leaves the
+// layout). Both halves padded to 48 keep it blocked: the concatenation is 96 wide, its
+// padding between the halves; the batch norm, the residual Add with the shortcut conv, and the
+// squeeze-excitation's mean, scale and product lay their 72 channels out alike, and the
 // convs that read them get zero weights where the padding is. The head reads the sum cut
 // back: two Slices and a Concat.
 TEST(OrtNchwc, PadsTheHalvesOfAConcatenationAndLaysOutItsReadersAlike) {
   GraphBuilder b;
   auto x = b.input("x", {2, 16, 8, 8});
   auto ghost = [&](TensorRef in, int64_t in_ch, const std::string& name) {
-    auto primary = b.conv(in, b.weight(name + "_p", {40, in_ch, 1, 1}), {.act = "relu"});
-    auto cheap = b.conv(primary, b.weight(name + "_c", {40, 1, 3, 3}), {.pad = 1, .act = "relu"});
+    auto primary = b.conv(in, b.weight(name + "_p", {36, in_ch, 1, 1}), {.act = "relu"});
+    auto cheap = b.conv(primary, b.weight(name + "_c", {36, 1, 3, 3}), {.pad = 1, .act = "relu"});
     return b.concat(1, {primary, cheap});
   };
-  auto shortcut = b.conv(x, b.weight("ws", {80, 16, 1, 1}));
+  auto shortcut = b.conv(x, b.weight("ws", {72, 16, 1, 1}));
   auto g1 = ghost(x, 16, "g1");
-  auto sum = b.ewadd(b.batchnorm(ghost(g1, 80, "g2"), "bn"), shortcut);
+  auto sum = b.ewadd(b.batchnorm(ghost(g1, 72, "g2"), "bn"), shortcut);
   auto mean =
       b.op("reduce_mean", {sum}, {{"axes", std::vector<int64_t>{2, 3}}, {"keepdims", int64_t{1}}});
-  auto scale = b.sigmoid(b.conv(b.relu(b.conv(mean, b.weight("se1", {16, 80, 1, 1}))),
-                                b.weight("se2", {80, 16, 1, 1})));
+  auto scale = b.sigmoid(b.conv(b.relu(b.conv(mean, b.weight("se1", {16, 72, 1, 1}))),
+                                b.weight("se2", {72, 16, 1, 1})));
   auto excited = b.op("mul", {sum, scale});
-  b.output("y", b.conv(excited, b.weight("wy", {16, 80, 1, 1})));
+  b.output("y", b.conv(excited, b.weight("wy", {16, 72, 1, 1})));
   b.output("pooled", b.op("flatten", {b.op("global_avgpool", {sum})}, {{"axis", int64_t{1}}}));
   Graph g = b.finish();
   NchwcLayout before = predict_nchwc(g, kBlock);
@@ -219,7 +249,7 @@ TEST(OrtNchwc, PadsTheHalvesOfAConcatenationAndLaysOutItsReadersAlike) {
         p->graph.node(id).outputs[0].shape == Shape{2, 96, 8, 8})
       ++wide;
   EXPECT_EQ(wide, 2u);  // both ghost modules' concatenations, halves of 48
-  EXPECT_EQ(p->graph.type(p->graph.outputs()[1].ref).shape, (Shape{2, 80}));
+  EXPECT_EQ(p->graph.type(p->graph.outputs()[1].ref).shape, (Shape{2, 72}));
   expect_same_before_and_after_folding(g, p->graph);
 }
 

@@ -160,8 +160,11 @@ void OnnxJobPrinter::layout(const driver::LayoutStep& l) {
   if (l.written_padded) {
     fmt::print(
         "layout: channels padded or groups merged for ONNX Runtime's block of {} on this CPU "
-        "({})\n",
-        l.block, fmt::join(l.regions, "; "));
+        "({}){}\n",
+        l.block, fmt::join(l.regions, "; "),
+        l.other_padded
+            ? fmt::format("; at block {}, predicted: {}", l.other_block, l.other_padded->summary())
+            : "");
     if (quiet_) return;
   }
   if (l.block <= 0) return fmt::print("layout: {}\n", l.verdict);
@@ -169,6 +172,8 @@ void OnnxJobPrinter::layout(const driver::LayoutStep& l) {
              l.original.summary(), l.search.summary());
   if (l.padded)
     fmt::print("  channel padding ({}): {}\n", fmt::join(l.regions, "; "), l.padded->summary());
+  if (l.other_padded) fmt::print("  at block {}: {}\n", l.other_block, l.other_padded->summary());
+  for (const auto& r : l.left_out) fmt::print("  left as it is: {}\n", r);
   fmt::print("  {}\n", l.verdict);
   if (l.written) fmt::print("  written: {}\n", l.written->summary());
 }

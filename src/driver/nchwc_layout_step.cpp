@@ -24,12 +24,16 @@ LayoutStep run_layout_step(const Graph& original, const opt::OptimizeResult& r,
   };
   s.search_ms = priced_ms(r.final_cost, s.search);
   std::optional<ort::ChannelPadding> p = ort::pad_channels_for_nchwc(r.optimized, s.block);
-  if (!p) {
-    s.verdict = fmt::format("no channel padding gains (block {})", s.block);
+  s.other_block = ort::other_nchwc_block(s.block);
+  if (p) s.left_out = p->left_out;
+  if (!p || p->regions.empty()) {
+    s.verdict = fmt::format("no channel padding gains (block {}{})", s.block,
+                            p ? fmt::format(" and {}", s.other_block) : "");
     return s;
   }
   s.regions = p->regions;
   s.padded = p->after;
+  if (s.other_block > 0) s.other_padded = p->other_after;
   // The padded weights have the imported shapes' channel counts only; a region whose spatial
   // or batch size a symbolic dimension sets must still hold at its other values.
   for (size_t d = 0; d < info.symbolic.size(); ++d) {

@@ -19,10 +19,15 @@
 namespace graphsub::driver {
 
 struct LayoutStep {
-  int block = 0;                           // MLAS's block on this CPU (0: none)
-  ort::NchwcLayout original;               // predicted for the original as imported
-  ort::NchwcLayout search;                 // and for the search's choice
-  std::vector<std::string> regions;        // the regions padded ("440 -> 448 channels: ...")
+  int block = 0;                     // MLAS's block on this CPU (0: none)
+  ort::NchwcLayout original;         // predicted for the original as imported
+  ort::NchwcLayout search;           // and for the search's choice
+  std::vector<std::string> regions;  // the regions padded ("440 -> 448 channels: ...")
+  // The other block size the padding must not lose at, what the padded graph is predicted to
+  // run there, and the regions left as they are because they gain at `block` only.
+  int other_block = 0;
+  std::optional<ort::NchwcLayout> other_padded;
+  std::vector<std::string> left_out;
   std::optional<ort::NchwcLayout> padded;  // predicted for the padded graph
   double reorder_us_per_mb = 0;            // the cost model's measured rate
   double search_ms = 0, padded_ms = 0;     // predicted, reorders included

@@ -231,12 +231,16 @@ std::string report_json(const Report& r) {
     j["ort_contrib_ops"] = {{"sites", r.contrib->sites}, {"checks_in_ort", checks}};
   }
   if (const auto& l = r.layout) {
-    j["layout"] = {{"runtime", "onnxruntime"},
-                   {"block", l->block},
-                   {"original", layout_json(l->original)},
-                   {"search", layout_json(l->search)},
-                   {"padded_regions", l->regions},
-                   {"padded", l->padded ? layout_json(*l->padded) : Json(nullptr)}};
+    j["layout"] = {
+        {"runtime", "onnxruntime"},
+        {"block", l->block},
+        {"original", layout_json(l->original)},
+        {"search", layout_json(l->search)},
+        {"padded_regions", l->regions},
+        {"padded", l->padded ? layout_json(*l->padded) : Json(nullptr)},
+        {"other_block", l->other_block},
+        {"padded_at_other_block", l->other_padded ? layout_json(*l->other_padded) : Json(nullptr)},
+        {"left_out_block_dependent", l->left_out}};
   }
   j["timings"] = timings_json(r);
   return j.dump(2) + "\n";

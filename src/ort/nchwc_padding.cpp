@@ -462,6 +462,15 @@ class Padder {
   std::vector<const ChannelMap*> map_of_;  // per node slot: output 0's layout, where padded
 };
 
+// "440 -> 448", or "64 (groups merged)" where nothing is added.
+std::string width_text(int64_t channels, int64_t width) {
+  return channels == width ? fmt::format("{} (groups merged)", channels)
+                           : fmt::format("{} -> {}", channels, width);
+}
+std::string width_text(const Region& reg) {
+  return width_text(reg.channels, reg.map.width) + " channels";
+}
+
 // Whether `after` is the better layout: more convolutions blocked, or as many with fewer
 // bytes reordered.
 bool better(const NchwcLayout& after, const NchwcLayout& before) {
@@ -472,17 +481,31 @@ bool better(const NchwcLayout& after, const NchwcLayout& before) {
 
 }  // namespace
 
+int other_nchwc_block(int block) {
+  return block == 16 ? 8 : block == 8 ? 16 : 0;
+}
+
 std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block) {
   if (block <= 0) return std::nullopt;
+  int other = other_nchwc_block(block);
   Regions r{.g = g, .block = block};
   r.run();
   std::vector<Region> regions = paddable_regions(r);
   if (regions.empty()) return std::nullopt;
   NchwcLayout base = predict_nchwc(g, block);
+  NchwcLayout other_base = predict_nchwc(g, other);
   // Each region alone (with the regions its concatenations need) against the graph as given:
-  // padded where the layout gains by it.
+  // padded where the layout gains by it, at this machine's block and at the other one. A
+  // region that gains here only is left out, and named: what the padding adds is arithmetic
+  // that the other block size does not pay back.
   std::set<size_t> picked;
-  ChannelPadding out{.graph = g, .before = base, .after = base};
+  std::map<std::string, int> left_out;  // regions by width
+  ChannelPadding out{.graph = g,
+                     .before = base,
+                     .after = base,
+                     .other_block = other,
+                     .other_before = other_base,
+                     .other_after = other_base};
   for (size_t i = 0; i < regions.size(); ++i) {
     std::vector<const Region*> with{&regions[i]};
     for (size_t k : regions[i].needs) with.push_back(&regions[k]);
@@ -493,14 +516,25 @@ std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block) 
       continue;  // a shape the padding cannot carry: the region stays as it is
     }
     if (!better(predict_nchwc(one, block), base)) continue;
+    if (other > 0 && !better(predict_nchwc(one, other), other_base)) {
+      ++left_out[width_text(regions[i])];
+      continue;
+    }
     picked.insert(i);
     picked.insert(regions[i].needs.begin(), regions[i].needs.end());
   }
-  if (picked.empty()) return std::nullopt;
+  for (const auto& [width, n] : left_out)
+    out.left_out.push_back(fmt::format(
+        "{}, {} region{}: gains at block {} only (at block {} it blocks no more convolutions "
+        "and copies no fewer bytes)",
+        width, n, n == 1 ? "" : "s", block, other));
+  if (picked.empty() && out.left_out.empty()) return std::nullopt;
+  if (picked.empty()) return out;  // the graph as given, with the regions left out named
   std::vector<const Region*> chosen;
   for (size_t i : picked) chosen.push_back(&regions[i]);
   out.graph = Padder(g, r, block).apply(chosen);
   out.after = predict_nchwc(out.graph, block);
+  out.other_after = predict_nchwc(out.graph, other);
   // One line per channel count: "440 -> 448 channels: 6 regions, 45 tensors, 22 convolutions".
   struct Tally {
     int regions = 0, convs = 0;
@@ -515,10 +549,8 @@ std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block) 
   }
   for (const auto& [w, t] : by_width)
     out.regions.push_back(fmt::format("{} channels: {} region{}, {} tensors, {} convolutions",
-                                      w.first == w.second
-                                          ? fmt::format("{} (groups merged)", w.first)
-                                          : fmt::format("{} -> {}", w.first, w.second),
-                                      t.regions, t.regions == 1 ? "" : "s", t.tensors, t.convs));
+                                      width_text(w.first, w.second), t.regions,
+                                      t.regions == 1 ? "" : "s", t.tensors, t.convs));
   return out;
 }
 

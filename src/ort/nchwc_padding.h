@@ -35,9 +35,20 @@ struct ChannelPadding {
   Graph graph;
   std::vector<std::string> regions;  // "440 -> 448 channels: 41 tensors, 6 convolutions"
   NchwcLayout before, after;         // predicted for the graph given and for `graph`
+  // The other block size MLAS has on x86-64 (8 where `block` is 16, and 16 where it is 8),
+  // the layouts predicted there, and the regions left as they are because they gain at
+  // `block` only (a group of 8 merged into 16 runs blocked at 16, but at 8 it ran blocked
+  // already and only does twice the arithmetic): the file is written once and run anywhere.
+  int other_block = 0;
+  NchwcLayout other_before, other_after;
+  std::vector<std::string> left_out;
 };
 
-// Unset when no region of `g` gains by padding at `block` (or block is 0).
+// The block size a file padded for `block` must not lose at (0 where there is none).
+int other_nchwc_block(int block);
+
+// Unset when no region of `g` gains by padding at `block` (or block is 0); `regions` empty
+// (and `graph` the graph given) when those that gain here all lose at the other block size.
 std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block);
 
 }  // namespace graphsub::ort

@@ -60,10 +60,10 @@ def model_of(nodes, inits, channels, side=14):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
-def chain(widths, groups_at=(), se_at=(), seed=0):
-    """Convolutions of the given widths, a grouped 3x3 (8 channels a group) after each index in
-    groups_at, a squeeze-excitation after each index in se_at, and a residual where widths
-    repeat."""
+def chain(widths, groups_at=(), se_at=(), seed=0, group_width=8):
+    """Convolutions of the given widths, a grouped 3x3 (group_width channels a group) after each
+    index in groups_at, a squeeze-excitation after each index in se_at, and a residual where
+    widths repeat."""
     rng = np.random.default_rng(seed)
     nodes, inits = [], []
     x = "x"
@@ -71,7 +71,8 @@ def chain(widths, groups_at=(), se_at=(), seed=0):
         y = f"t{i}"
         nodes += conv(f"c{i}", x, y, widths[i - 1], widths[i], act="Relu", inits=inits, rng=rng)
         if i in groups_at:
-            nodes += conv(f"g{i}", y, y + "g", widths[i], widths[i], groups=widths[i] // 8, k=3,
+            nodes += conv(f"g{i}", y, y + "g", widths[i], widths[i],
+                          groups=widths[i] // group_width, k=3,
                           act="Relu", inits=inits, rng=rng)
             y += "g"
         if i in se_at:
@@ -94,7 +95,8 @@ CASES = {
     "quantum of 4": chain([16, 20, 36, 104]),
     "squeeze-excitation": chain([16, 32, 32], se_at=(1, 2)),
     "groups of 8": chain([16, 48, 48, 40], groups_at=(1, 3)),
-    "odd groups": chain([16, 40, 40, 56], groups_at=(1, 2, 3), se_at=(2,)),
+    "groups of 4": chain([16, 48, 48, 40], groups_at=(1, 3), group_width=4),
+    "odd groups": chain([16, 40, 40, 56], groups_at=(1, 2, 3), se_at=(2,), group_width=4),
 }
 
 
@@ -128,16 +130,19 @@ def run(model, feeds):
     return s.run(None, feeds)
 
 
-@pytest.mark.parametrize("case", ["groups of 8", "odd groups"])
+@pytest.mark.parametrize("case", ["groups of 4", "odd groups"])
 def test_padding_is_predicted_to_block_every_conv_and_the_file_computes_the_same(
         case, tmp_path, block):
     model = CASES[case]
     out, report = graphsub.optimize(model, target="ort", seed=1)
     layout = report["layout"]
-    if block == 16:
+    if block in (8, 16):
         assert layout["padded_regions"], layout
         assert layout["padded"]["plain_convs"] == 0
         assert layout["padded"]["blocked_convs"] > layout["search"]["blocked_convs"]
+        # Groups of 4 run blocked at neither block size: merged, they do at both.
+        assert layout["other_block"] == 24 - block
+        assert layout["padded_at_other_block"]["plain_convs"] == 0
     feeds = {"x": np.random.default_rng(2).standard_normal((3, model.graph.input[0].type.
                                                             tensor_type.shape.dim[1].dim_value,
                                                             14, 14)).astype(np.float32)}
@@ -148,3 +153,19 @@ def test_padding_is_predicted_to_block_every_conv_and_the_file_computes_the_same
     _, plain, _ = written_by_ort(out, tmp_path)
     if report["timings"]["layout"]["written_padded"]:
         assert plain == 0
+
+
+def test_a_merge_that_gains_at_this_block_only_is_left_out_and_named(block):
+    """Groups of 8 are whole blocks at block 8: merging them for block 16 would only double
+    their arithmetic there, so the file written on either machine keeps them."""
+    out, report = graphsub.optimize(CASES["groups of 8"], target="ort", seed=1)
+    layout = report["layout"]
+    if block not in (8, 16):
+        pytest.skip("no blocked layout to tune for")
+    if block == 8:  # groups of 8 run blocked here: there is nothing to merge
+        assert not layout["padded_regions"]
+        return
+    assert not layout["padded_regions"], layout
+    assert layout["left_out_block_dependent"], layout
+    assert "gains at block 16 only" in layout["left_out_block_dependent"][0]
+    assert not report["timings"]["layout"]["written_padded"]
