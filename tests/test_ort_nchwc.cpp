@@ -142,15 +142,21 @@ TEST(OrtNchwc, PadsAGroupedRegionToWholeBlocksExactly) {
   expect_same_before_and_after_folding(g, p->graph);
 }
 
-// ResNeXt's first stage: 128 channels in groups of 4 are aligned, but the groups are narrower
-// than a block of either size: merged by fours, with nothing added, the conv runs blocked.
-TEST(OrtNchwc, MergesNarrowGroupsOfAnAlignedRegion) {
+// 64 channels, aligned at both block sizes, through a grouped 3x3 conv of `group_width`
+// channels a group.
+Graph aligned_grouped_block(int64_t group_width) {
   GraphBuilder b;
   auto x = b.input("x", {1, 16, 8, 8});
   auto a = b.conv(x, b.weight("wa", {64, 16, 1, 1}), {.act = "relu"});
-  auto g = b.conv(a, b.weight("wg", {64, 4, 3, 3}), {.pad = 1, .act = "relu"});
+  auto g = b.conv(a, b.weight("wg", {64, group_width, 3, 3}), {.pad = 1, .act = "relu"});
   b.output("y", b.conv(g, b.weight("wc", {16, 64, 1, 1})));
-  Graph original = b.finish();
+  return b.finish();
+}
+
+// ResNeXt's first stage: 128 channels in groups of 4 are aligned, but the groups are narrower
+// than a block of either size: merged by fours, with nothing added, the conv runs blocked.
+TEST(OrtNchwc, MergesNarrowGroupsOfAnAlignedRegion) {
+  Graph original = aligned_grouped_block(4);
   auto p = pad_channels_for_nchwc(original, kBlock);
   ASSERT_TRUE(p);
   ASSERT_EQ(p->regions.size(), 1u);
@@ -166,12 +172,7 @@ TEST(OrtNchwc, MergesNarrowGroupsOfAnAlignedRegion) {
 // Groups of 8 run blocked at block 8 already: merging them into 16 gains at block 16 only and
 // would double their arithmetic at block 8, so the region is left as it is, and named.
 TEST(OrtNchwc, LeavesAMergeThatGainsAtThisBlockOnly) {
-  GraphBuilder b;
-  auto x = b.input("x", {1, 16, 8, 8});
-  auto a = b.conv(x, b.weight("wa", {64, 16, 1, 1}), {.act = "relu"});
-  auto g = b.conv(a, b.weight("wg", {64, 8, 3, 3}), {.pad = 1, .act = "relu"});
-  b.output("y", b.conv(g, b.weight("wc", {16, 64, 1, 1})));
-  Graph original = b.finish();
+  Graph original = aligned_grouped_block(8);
   auto p = pad_channels_for_nchwc(original, kBlock);
   ASSERT_TRUE(p);
   EXPECT_TRUE(p->regions.empty());
