@@ -467,9 +467,6 @@ std::string width_text(int64_t channels, int64_t width) {
   return channels == width ? fmt::format("{} (groups merged)", channels)
                            : fmt::format("{} -> {}", channels, width);
 }
-std::string width_text(const Region& reg) {
-  return width_text(reg.channels, reg.map.width) + " channels";
-}
 
 // Whether `after` is the better layout: more convolutions blocked, or as many with fewer
 // bytes reordered.
@@ -499,7 +496,7 @@ std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block) 
   // region that gains here only is left out, and named: what the padding adds is arithmetic
   // that the other block size does not pay back.
   std::set<size_t> picked;
-  std::map<std::string, int> left_out;  // regions by width
+  std::set<size_t> left_out;
   ChannelPadding out{.graph = g,
                      .before = base,
                      .after = base,
@@ -517,17 +514,22 @@ std::optional<ChannelPadding> pad_channels_for_nchwc(const Graph& g, int block) 
     }
     if (!better(predict_nchwc(one, block), base)) continue;
     if (other > 0 && !better(predict_nchwc(one, other), other_base)) {
-      ++left_out[width_text(regions[i])];
+      left_out.insert(i);
       continue;
     }
     picked.insert(i);
     picked.insert(regions[i].needs.begin(), regions[i].needs.end());
   }
-  for (const auto& [width, n] : left_out)
+  // By width; a region padded anyway, as a part of a concatenation that gains at both sizes,
+  // is not left out.
+  std::map<std::pair<int64_t, int64_t>, int> left_by_width;
+  for (size_t i : left_out)
+    if (!picked.count(i)) ++left_by_width[{regions[i].channels, regions[i].map.width}];
+  for (const auto& [w, n] : left_by_width)
     out.left_out.push_back(fmt::format(
-        "{}, {} region{}: gains at block {} only (at block {} it blocks no more convolutions "
-        "and copies no fewer bytes)",
-        width, n, n == 1 ? "" : "s", block, other));
+        "{} channels, {} region{}: gains at block {} only (at block {} it blocks no more "
+        "convolutions and copies no fewer bytes)",
+        width_text(w.first, w.second), n, n == 1 ? "" : "s", block, other));
   if (picked.empty() && out.left_out.empty()) return std::nullopt;
   if (picked.empty()) return out;  // the graph as given, with the regions left out named
   std::vector<const Region*> chosen;
