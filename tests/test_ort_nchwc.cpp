@@ -182,9 +182,31 @@ TEST(OrtNchwc, LeavesAMergeThatGainsAtThisBlockOnly) {
             "no more convolutions and copies no fewer bytes)");
   EXPECT_EQ(count_op(p->graph, "conv"), 3u);
   EXPECT_EQ(p->graph.num_ops(), original.num_ops());
-  // At block 8 the same region is left out for the mirror reason.
+  // At block 8 there is nothing to merge: groups of 8 run blocked there.
   auto at8 = pad_channels_for_nchwc(original, 8);
   EXPECT_FALSE(at8 && !at8->regions.empty());
+}
+
+// On an AVX2 machine (block 8) groups of 4 are merged into 16, not 8: a whole number of blocks
+// of either size, so the file gains where it runs at block 16 too.
+TEST(OrtNchwc, AtBlockEightGroupsAreMergedToBlockSixteen) {
+  Graph original = aligned_grouped_block(4);
+  auto p = pad_channels_for_nchwc(original, 8);
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->regions.size(), 1u);
+  EXPECT_TRUE(p->left_out.empty());
+  EXPECT_EQ(p->other_block, 16);
+  EXPECT_EQ(p->before.plain_convs, 1);
+  EXPECT_EQ(p->after.plain_convs, 0);
+  EXPECT_EQ(p->other_after.plain_convs, 0);
+  bool merged_to_16 = false;
+  for (NodeId id = 0; id < p->graph.num_slots(); ++id)
+    if (p->graph.alive(id) && p->graph.node(id).op->name == "conv") {
+      const Node& n = p->graph.node(id);
+      merged_to_16 = merged_to_16 || p->graph.type(n.inputs[1]).shape[1] == 16;
+    }
+  EXPECT_TRUE(merged_to_16);  // 16 input channels a group
+  expect_same_before_and_after_folding(original, p->graph);
 }
 
 TEST(OrtNchwc, LeavesARegionAGraphInputStartsAlone) {

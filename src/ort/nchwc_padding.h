@@ -4,7 +4,7 @@
 // convolutions that read and write them out of the layout, with reorders around each. Here a
 // region of such tensors (joined through operators that act per channel: activations,
 // element-wise operators, pools, batch norms, grouped convolutions of as many channels) is
-// widened to the next multiple of the block, exactly:
+// widened to the next multiple of 16 (a whole number of blocks of either size), exactly:
 //  - the convolutions that write into the region get zero output channels (zero weights and
 //    bias), so the added channels hold finite values (0, or an activation of 0);
 //  - per-channel constants are padded (batch norms with a unit variance), grouped
@@ -18,10 +18,11 @@
 //    its writers, readers and constants are scattered to those positions and gathered back
 //    from them (a Slice per part and a Concat).
 // A region is padded only where the layout predicted for the result (nchwc_layout.h) runs more
-// convolutions blocked or copies fewer bytes in reorders. The weights change shape only; the
-// file stays plain ONNX that any runtime runs, and the padding is tuned for one block size,
-// which the report records. The ONNX job checks the result like every rewrite and the latency
-// guard times it against the search's choice and the original.
+// convolutions blocked or copies fewer bytes in reorders, at this machine's block and at the
+// other one. The weights change shape only; the file stays plain ONNX that any runtime runs,
+// and the report records the block it was made on and the prediction at the other. The ONNX job
+// checks the result like every rewrite and the latency guard times it against the search's choice
+// and the original.
 #include <optional>
 #include <string>
 #include <vector>

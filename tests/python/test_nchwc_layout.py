@@ -141,7 +141,6 @@ def test_padding_is_predicted_to_block_every_conv_and_the_file_computes_the_same
         assert layout["padded"]["plain_convs"] == 0
         assert layout["padded"]["blocked_convs"] > layout["search"]["blocked_convs"]
         # Groups of 4 run blocked at neither block size: merged into 16, they do at both.
-        # (At block 8 they would merge into 8, which block 16 does not run blocked: left out.)
         assert layout["other_block"] == 8
         assert layout["padded_at_other_block"]["plain_convs"] == 0
     feeds = {"x": np.random.default_rng(2).standard_normal((3, model.graph.input[0].type.
