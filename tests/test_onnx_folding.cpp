@@ -154,9 +154,7 @@ TEST(ImportFolding, PyTorchShapeChainsGiveConstantParameters) {
   EXPECT_TRUE(m.summary.opaque.empty()) << m.summary.opaque[0].op_type;
   EXPECT_EQ(m.summary.folded, 5);  // Shape, 2 x Gather, Div, Concat
   EXPECT_EQ(m.graph.type(m.graph.outputs()[0].ref).shape, (Shape{2, 36}));
-  std::map<std::string, int> ops;
-  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
-    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  auto ops = testing::op_counts(m.graph);
   EXPECT_EQ(ops, (std::map<std::string, int>{{"reshape", 1}, {"slice", 1}}));
 }
 
@@ -207,9 +205,7 @@ TEST(ImportFolding, NeutralConstantsAndZeroPadsAreRemoved) {
   b.output("y", {2, 2, 3, 4});
   ImportedModel m = import_onnx_bytes(b.bytes(), "");
   EXPECT_EQ(m.summary.no_ops, 5);
-  std::map<std::string, int> ops;
-  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
-    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  auto ops = testing::op_counts(m.graph);
   EXPECT_EQ(ops, (std::map<std::string, int>{{"add", 2}}));
 }
 
@@ -225,9 +221,7 @@ TEST(ImportFolding, CastsToTheirOwnTypeAreRemovedAndOthersKept) {
   b.output("y", {2, 3});
   ImportedModel m = import_onnx_bytes(b.bytes(), "");
   EXPECT_EQ(m.summary.no_ops, 1);
-  std::map<std::string, int> ops;
-  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
-    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  auto ops = testing::op_counts(m.graph);
   EXPECT_EQ(ops.size(), 2u);  // relu and the opaque Casts
   EXPECT_EQ(ops["relu"], 1);
   ASSERT_EQ(m.summary.opaque.size(), 2u);
@@ -256,9 +250,7 @@ TEST(ImportFolding, SlicesOfAWholeTensorAreRemovedAndOthersKept) {
   b.output("late", {1, 3, 3});
   ImportedModel m = import_onnx_bytes(b.bytes(), "");
   EXPECT_EQ(m.summary.no_ops, 2);
-  std::map<std::string, int> ops;
-  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
-    if (m.graph.alive(id) && !m.graph.node(id).is_source()) ++ops[m.graph.node(id).op->name];
+  auto ops = testing::op_counts(m.graph);
   EXPECT_EQ(ops, (std::map<std::string, int>{{"slice", 3}}));
 
   // Slice-1 (opset 9): starts and ends as attributes.

@@ -126,9 +126,7 @@ TEST(OnnxOps, BroadcastingArithmeticAndActivations) {
   b.node("Add", {"e1", "y"}, {"out"});
   b.output("out", {2, 3, 4});
   ImportedModel m = agree(b, "arith");
-  std::map<std::string, int> ops;
-  for (NodeId id = 0; id < m.graph.num_slots(); ++id)
-    if (m.graph.alive(id)) ++ops[m.graph.node(id).op->name];
+  auto ops = testing::op_counts(m.graph);
   EXPECT_EQ(ops["ewadd"], 1);  // equal shapes use the generator's operators
   EXPECT_EQ(ops["add"], 1);    // broadcasting
   EXPECT_EQ(ops["smul"], 1);   // times a 0-d scalar
@@ -301,14 +299,6 @@ TEST(OnnxOps, UnknownStandardOperatorStaysOpaqueAndRoundTrips) {
   EXPECT_EQ(m.summary.opaque[0].name, "softplus");
 }
 
-// How many live nodes of each IR operator the imported graph has.
-std::map<std::string, int> op_counts(const Graph& g) {
-  std::map<std::string, int> n;
-  for (NodeId id = 0; id < g.num_slots(); ++id)
-    if (g.alive(id)) ++n[g.node(id).op->name];
-  return n;
-}
-
 // The activations of mobilenet_v2/v3 and efficientnet, on values spread over [-8, 8] so that
 // every kink (0, 6, -3, 3) is crossed. x * sigmoid(x) and x * hardsigmoid(x) (slope 1/6) are
 // recognised as silu and hardswish, as PyTorch exports them before opset 14.
@@ -346,7 +336,7 @@ TEST(OnnxOps, ActivationsOfModernNetworks) {
     b.output(y, {1, 4, 5, 5});
   ImportedModel m = agree(b, "modern_activations");
   EXPECT_TRUE(m.summary.opaque.empty());
-  auto n = op_counts(m.graph);
+  auto n = testing::op_counts(m.graph);
   for (const char* op :
        {"relu6", "clip", "relu", "hardswish", "hardsigmoid", "silu", "leaky_relu", "prelu", "pow"})
     EXPECT_EQ(n[op], op == std::string("clip") || op == std::string("pow") ? 2 : 1) << op;
@@ -370,7 +360,7 @@ TEST(OnnxOps, GeluChainAsPyTorchWritesItIsOneOperator) {
     b.init_floats("half", {half}, Shape{});
     b.node("Mul", {"m", "half"}, {"y"});
     b.output("y", {2, 3, 4});
-    auto n = op_counts(agree(b, fmt::format("gelu_chain_{}", half)).graph);
+    auto n = testing::op_counts(agree(b, fmt::format("gelu_chain_{}", half)).graph);
     EXPECT_EQ(n["gelu"], half == 0.5f ? 1 : 0) << half;
     EXPECT_EQ(n["erf"], half == 0.5f ? 0 : 1) << half;
   }
@@ -383,7 +373,7 @@ TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
   b14.node("Mul", {"x", "five"}, {"s"});
   b14.node("HardSwish", {"s"}, {"y"});
   b14.output("y", {2, 3, 4});
-  EXPECT_EQ(op_counts(agree(b14, "hardswish14").graph)["hardswish"], 1);
+  EXPECT_EQ(testing::op_counts(agree(b14, "hardswish14").graph)["hardswish"], 1);
 
   OnnxBuilder b11(11);
   b11.input("x", {2, 3, 4});
@@ -392,7 +382,7 @@ TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
   b11.init_floats("four", {4.f}, Shape{});
   b11.node("Clip", {"s", "", "four"}, {"y"});  // no lower bound
   b11.output("y", {2, 3, 4});
-  auto n = op_counts(agree(b11, "clip11").graph);
+  auto n = testing::op_counts(agree(b11, "clip11").graph);
   EXPECT_EQ(n["clip"], 1);
 }
 
@@ -438,7 +428,7 @@ TEST(OnnxOps, ReduceSumExpandGatherWithConstantParameters) {
   b.output("all", {1, 1, 1});
   ImportedModel m = agree(b, "reduce_expand_gather");
   EXPECT_TRUE(m.summary.opaque.empty());
-  auto n = op_counts(m.graph);
+  auto n = testing::op_counts(m.graph);
   EXPECT_EQ(n["reduce_sum"], 2);
   EXPECT_EQ(n["expand"], 1);
   EXPECT_EQ(n["gather"], 2);
@@ -511,7 +501,7 @@ TEST(OnnxOps, ResizeNearestAndLinear) {
     b.output("y", md.out);
     std::string what = fmt::format("resize_{}", k++);
     ImportedModel m = agree(b, what);
-    EXPECT_EQ(op_counts(m.graph)["resize"], 1) << what;
+    EXPECT_EQ(testing::op_counts(m.graph)["resize"], 1) << what;
   }
 }
 

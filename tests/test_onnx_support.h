@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -224,6 +225,14 @@ class OnnxBuilder {
     return path;
   }
 };
+
+// How many live operator nodes of each IR operator `g` has (inputs and weights left out).
+inline std::map<std::string, int> op_counts(const Graph& g) {
+  std::map<std::string, int> n;
+  for (NodeId id = 0; id < g.num_slots(); ++id)
+    if (g.alive(id) && !g.node(id).is_source()) ++n[g.node(id).op->name];
+  return n;
+}
 
 // An analytic cost model of a fixed machine, so that tests do not depend on this one.
 inline opt::AnalyticCostModel fixed_cost() {
