@@ -379,13 +379,7 @@ class Padder {
   TensorRef gather_channels(TensorRef t, const ChannelMap& m) {
     std::vector<TensorRef> parts;
     for (const ChannelMap::Run& run : m.runs())
-      parts.push_back({h_.add("slice", {t},
-                              {{"starts", std::vector<int64_t>{run.position}},
-                               {"ends", std::vector<int64_t>{run.position + run.length}},
-                               {"axes", std::vector<int64_t>{1}},
-                               {"steps", std::vector<int64_t>{1}}},
-                              name_for(t.node, "nchwc_cut")),
-                       0});
+      parts.push_back(slice_axis(t, 1, run.position, run.length, "nchwc_cut"));
     if (parts.size() == 1) return parts[0];
     return {h_.add("concat", parts, {{"axis", int64_t{1}}}, name_for(t.node, "nchwc_cut")), 0};
   }
@@ -398,13 +392,7 @@ class Padder {
     std::vector<TensorRef> parts;
     int64_t placed = 0;
     for (const ChannelMap::Run& run : m.runs()) {
-      TensorRef part{h_.add("slice", {t},
-                            {{"starts", std::vector<int64_t>{run.channel}},
-                             {"ends", std::vector<int64_t>{run.channel + run.length}},
-                             {"axes", std::vector<int64_t>{static_cast<int64_t>(axis)}},
-                             {"steps", std::vector<int64_t>{1}}},
-                            name_for(t.node, "nchwc_part")),
-                     0};
+      TensorRef part = slice_axis(t, axis, run.channel, run.length, "nchwc_part");
       parts.push_back(pad_axis(part, axis, run.position - placed, 0, value));
       placed = run.position + run.length;
     }
@@ -417,6 +405,17 @@ class Padder {
   std::string name_for(NodeId id, const char* what) {
     const std::string& base = h_.node(id).name;
     return fmt::format("{}.{}{}", base.empty() ? fmt::format("n{}", id) : base, what, serial_++);
+  }
+
+  // `length` entries of `t` along `axis` from `begin`.
+  TensorRef slice_axis(TensorRef t, size_t axis, int64_t begin, int64_t length, const char* what) {
+    return {h_.add("slice", {t},
+                   {{"starts", std::vector<int64_t>{begin}},
+                    {"ends", std::vector<int64_t>{begin + length}},
+                    {"axes", std::vector<int64_t>{static_cast<int64_t>(axis)}},
+                    {"steps", std::vector<int64_t>{1}}},
+                   name_for(t.node, what)),
+            0};
   }
 
   // `t` with `before` and `after` values of `value` added around `axis` (`t` where none).
