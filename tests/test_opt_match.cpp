@@ -3,8 +3,8 @@
 // cycles, and graph outputs.
 #include <gtest/gtest.h>
 
-#include "core/error.h"
 #include "check/equivalence.h"
+#include "core/error.h"
 #include "driver/data_paths.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
@@ -190,6 +190,29 @@ TEST(OptMatch, TargetsThatDoNotTypeCheckAreNotEmitted) {
   b.output("b", b.matmul(b.input("s", {3, 3}), b.weight("v", {3, 3})));
   auto cands = apply(swap, b.finish());
   EXPECT_EQ(cands.size(), 1u);  // only the square one
+}
+
+TEST(OptMatch, NodesOutsideTheLanguageDoNotMatchAParameterlessTerm) {
+  // (transpose ?x) is the 2-d transpose and (softmax ?x) the softmax over the last axis: a
+  // 4-d transpose or a softmax over axis 1 is another function, so a rule over the language's
+  // terms must not rewrite it. Two 4-d transposes, 1023 then 0132, keep the shape of a
+  // [2,2,2,2] input and are not the identity.
+  auto cancel =
+      rule(R"((rule cancel (tensors ?x) (source (transpose (transpose ?x))) (target ?x)))");
+  auto twice =
+      rule(R"((rule twice (tensors ?x) (source (softmax (softmax ?x))) (target (softmax ?x))))");
+  GraphBuilder b;
+  auto x = b.input("x", {2, 2, 2, 2});
+  b.output("t", b.transpose(b.transpose(x, {1, 0, 2, 3}), {0, 1, 3, 2}));
+  b.output("s", b.softmax(b.softmax(x, 1), 1));
+  Graph g = b.finish();
+  EXPECT_TRUE(apply(cancel, g).empty());
+  EXPECT_TRUE(apply(twice, g).empty());
+  // The language's forms still match.
+  GraphBuilder m;
+  auto y = m.input("y", {2, 3});
+  m.output("t", m.relu(m.transpose(m.transpose(y, {1, 0}), {1, 0})));
+  EXPECT_EQ(apply(cancel, m.finish()).size(), 1u);
 }
 
 TEST(OptMatch, RewritesThatCloseACycleAreDetected) {

@@ -60,7 +60,9 @@ bool GraphIndex::feeds_graph_output(NodeId id) const {
 bool GraphIndex::passes(const NodeTest& test, TensorRef t) const {
   const Node& n = g_.node(t.node);
   if (n.op != test.op || t.output != test.output || n.inputs.size() != test.arity) return false;
-  if (test.num_params == 0) return true;
+  // An operator without parameters may still lie outside the language at some attributes
+  // (a transpose other than the 2-d one, a softmax over another axis): asked too.
+  if (!test.op->attrs_to_params) return test.num_params == 0;
   const auto& vals = params(t.node);
   if (!vals || vals->size() != test.num_params) return false;
   for (auto& [pos, v] : test.literals)

@@ -225,8 +225,8 @@ NodeTest Pattern::node_test(const PatternNode& pn) const {
 bool Pattern::node_fits(const PatternNode& pn, TensorRef t, const GraphIndex& ix) const {
   const Node& n = ix.graph().node(t.node);
   if (n.op != pn.op || t.output != pn.output || n.inputs.size() != pn.inputs.size()) return false;
-  if (pn.literal.empty()) return true;
-  const auto& vals = ix.params(t.node);
+  if (!pn.op->attrs_to_params) return pn.literal.empty();
+  const auto& vals = ix.params(t.node);  // nullopt: the node lies outside the language
   if (!vals || vals->size() != pn.literal.size()) return false;
   for (size_t i = 0; i < vals->size(); ++i)
     if (pn.param_var[i] < 0 && (*vals)[i] != pn.literal[i]) return false;

@@ -20,7 +20,7 @@ struct NodeTest {
   const OpDef* op = nullptr;
   uint32_t output = 0;
   uint32_t arity = 0;
-  uint32_t num_params = 0;  // parameters the operator has (0: attrs_to_params is not asked)
+  uint32_t num_params = 0;  // parameters the operator has in the language
   std::vector<std::pair<uint32_t, AxiomParam>> literals;  // (parameter position, value)
 };
 
