@@ -29,7 +29,8 @@ const rules::RuleSet& axioms() {
 // `dims`, `per_params`: the shapes tested (every one when per_params is 0).
 Prover numeric_prover(std::vector<int64_t> dims = {2, 3}, uint64_t per_params = 3) {
   return [dims, per_params](const std::vector<rules::Rule>& batch) {
-    rules::ShapeSpace space{.ranks = {0, 2, 4}, .dims = dims, .kernel_dims = {1, 3}};
+    rules::ShapeSpace space{
+        .ranks = {0, 2, 4}, .dims = dims, .kernel_dims = {1, 3}, .fallback_ranks = {3}};
     rules::BoundedOptions bo;
     bo.max_per_params = per_params;
     std::vector<ProofOutcome> out;
@@ -353,6 +354,43 @@ TEST(GenPipeline, ConvMergeIsEmittedUnderTheDenseCondition) {
   std::vector<ProofOutcome> again = exhaustive(parsed.rules);
   for (size_t i = 0; i < again.size(); ++i)
     EXPECT_TRUE(again[i].proved) << parsed.rules[i].name << ": " << again[i].reason;
+}
+
+// Heads split out of a hidden axis need an even axis in the re-test too: with the default
+// re-test shape (each dimension above 1 one larger, 1x3x5) every graph that splits 4 into two
+// heads fails there and nothing is found; with the pool's own re-test shape (1x3x6) the
+// generator finds that a merge undoes a split and that a scalar factor moves through both.
+TEST(GenPipeline, HeadSplitsAreFoundWithAnEvenReTestShape) {
+  auto run = [](const std::vector<PoolTensor>& pool) {
+    GeneratorOptions o;
+    o.max_ops = 3;
+    o.ops = {"split_axis", "merge_axes", "permute", "smul"};
+    o.pool = pool;
+    o.domains = domains_of(axioms());
+    o.domains["axis"] = {int64_t{2}};
+    o.threads = 2;
+    // Rank-3 instances: the axioms' space tests them at its fallback rank.
+    return run_generator(o, numeric_prover({1, 2, 4}), null_reporter());
+  };
+  // The library's text (one axis and one head count: nothing lifted).
+  auto text = [](const GeneratorResult& r) {
+    return library_text(r, LibraryInfo{"test", "pool", "specs/operators.axioms"});
+  };
+  const std::string undo = "(lhs (merge_axes 2 (split_axis 2 2 ?a)))\n  (rhs ?a)";
+  auto plain = parse_pool("x1:1x2x4:data,s1:scalar");
+  EXPECT_EQ(text(run(plain)).find(undo), std::string::npos);
+  auto even = parse_pool("x1:1x2x4:data:1x3x6,s1:scalar");
+  ASSERT_EQ(even[0].retest_shape, (Shape{1, 3, 6}));
+  EXPECT_EQ(pool_str(even), "x1:1x2x4:data:1x3x6,s1:scalar");
+  const std::string lib = text(run(even));
+  EXPECT_NE(lib.find(undo), std::string::npos) << lib;
+  EXPECT_NE(lib.find("(lhs (smul (split_axis 2 2 ?a) ?b))\n  (rhs (split_axis 2 2 (smul ?a ?b)))"),
+            std::string::npos)
+      << lib;
+  EXPECT_NE(lib.find("(lhs (permute 0_1_3_2 (permute 0_2_1_3 ?a)))\n  (rhs (permute 0_2_3_1 ?a))"),
+            std::string::npos)
+      << lib;
+  EXPECT_THROW(parse_pool("x1:1x2x4:data:3x6"), Error);  // another rank
 }
 
 }  // namespace

@@ -163,7 +163,27 @@ TEST(OpsAxioms, ConcatSplitMatmulTransposeEnlargeConstants) {
   const OpDef& tr = op_def("transpose");
   EXPECT_EQ(to_params(tr, {}, {f32({2, 3})})->size(), 0u);
   EXPECT_EQ(to_params(tr, {{"perm", Ints{1, 0}}}, {f32({2, 3})})->size(), 0u);
-  EXPECT_FALSE(to_params(tr, {}, {f32({2, 3, 4})}));
+  // More axes: (permute p x), the permutation its parameter; a 2-d identity is outside.
+  EXPECT_EQ(*to_params(tr, {}, {f32({2, 3, 4})}), (Params{std::string("2_1_0")}));
+  EXPECT_EQ(*to_params(tr, {{"perm", Ints{0, 2, 1, 3}}}, {f32({1, 2, 3, 4})}),
+            (Params{std::string("0_2_1_3")}));
+  EXPECT_EQ(tr.params_to_attrs(Params{std::string("0_2_1_3")}, {}).ints("perm"),
+            (Ints{0, 2, 1, 3}));
+  EXPECT_FALSE(to_params(tr, {{"perm", Ints{0, 1}}}, {f32({2, 3})}));
+
+  // A reshape is (merge_axes a x) or (split_axis a n x), else outside the language.
+  const OpDef& rs = op_def("reshape");
+  EXPECT_EQ(*to_params(rs, {{"shape", Ints{2, 12}}}, {f32({2, 3, 4})}), (Params{int64_t{1}}));
+  EXPECT_EQ(*to_params(rs, {{"shape", Ints{0, 0, 2, 2}}}, {f32({2, 3, 4})}),
+            (Params{int64_t{2}, int64_t{2}}));
+  EXPECT_EQ(*to_params(rs, {{"shape", Ints{2, 3, 4, 1}}}, {f32({2, 3, 4})}),
+            (Params{int64_t{2}, int64_t{4}}));  // 4 parts of one
+  EXPECT_FALSE(to_params(rs, {{"shape", Ints{4, 6}}}, {f32({2, 3, 4})}));
+  EXPECT_FALSE(to_params(rs, {{"shape", Ints{3, 2, 4}}}, {f32({2, 3, 4})}));
+  const std::vector<TensorType> x234{f32({2, 3, 4})};
+  EXPECT_EQ(rs.params_to_attrs(Params{int64_t{2}, int64_t{2}}, x234).ints("shape"),
+            (Ints{2, 3, 2, 2}));
+  EXPECT_EQ(rs.params_to_attrs(Params{int64_t{0}}, x234).ints("shape"), (Ints{6, 4}));
 
   for (const char* name : {"enlarge", "const_pool", "const_iconv"}) {
     const OpDef& op = op_def(name);

@@ -8,6 +8,7 @@
 #include "driver/data_paths.h"
 #include "exec/reference_executor.h"
 #include "ir/builder.h"
+#include "ir/print.h"
 #include "opt/match/graph_index.h"
 #include "opt/transforms/rewrite.h"
 #include "opt/transforms/rule_transform.h"
@@ -213,6 +214,30 @@ TEST(OptMatch, NodesOutsideTheLanguageDoNotMatchAParameterlessTerm) {
   auto y = m.input("y", {2, 3});
   m.output("t", m.relu(m.transpose(m.transpose(y, {1, 0}), {1, 0})));
   EXPECT_EQ(apply(cancel, m.finish()).size(), 1u);
+}
+
+TEST(OptMatch, PermuteMatchesTransposesOfMoreAxesByTheirPermutation) {
+  // (permute p x) is a transpose of three or more axes, p its permutation: BERT's key
+  // transpose 0231 followed by a swap of the last two axes is one swap of the middle axes.
+  auto compose = rule(R"((rule compose (tensors ?x)
+      (source (permute 0_1_3_2 (permute 0_2_3_1 ?x))) (target (permute 0_2_1_3 ?x))))");
+  GraphBuilder b;
+  auto x = b.input("x", {1, 3, 2, 4});
+  b.output("k", b.relu(b.transpose(b.transpose(x, {0, 2, 3, 1}), {0, 1, 3, 2})));
+  b.output("other", b.relu(b.transpose(b.transpose(x, {0, 2, 1, 3}), {0, 1, 3, 2})));
+  Graph g = b.finish();
+  auto cands = apply(compose, g);
+  ASSERT_EQ(cands.size(), 1u);  // the second pair starts with another permutation
+  // The new swap of the middle axes is the other pair's first transpose: one node.
+  EXPECT_EQ(count_op(cands[0].graph, "transpose"), 2u) << to_text(cands[0].graph);
+  EXPECT_TRUE(check_equivalent(g, cands[0].graph, {.seed = 5}).ok);
+  // A parameter variable binds the permutation; the 2-d transpose is not a permute.
+  auto any = rule(R"((rule any (tensors ?x) (params (?p perm))
+      (source (relu (permute ?p ?x))) (target (permute ?p (relu ?x)))))");
+  EXPECT_EQ(apply(any, g).size(), 2u);
+  GraphBuilder m;
+  m.output("t", m.relu(m.transpose(m.input("y", {2, 3}), {1, 0})));
+  EXPECT_TRUE(apply(any, m.finish()).empty());
 }
 
 TEST(OptMatch, RewritesThatCloseACycleAreDetected) {

@@ -597,8 +597,8 @@ TEST(Instances, SearchStopsPastItsBound) {
 }
 
 // The type-set pre-check (rules/type_sets.h) says "no instance" only where the instance search
-// finds none, and settles a rule that never type-checks without the search: attention in the
-// language takes matrices, a convolution makes rank-4 tensors.
+// finds none, and settles a rule that never type-checks without the search: MultiHeadAttention
+// in the language takes matrices, a convolution makes rank-4 tensors.
 TEST(TypeSets, NoInstanceOnlyWhereTheSearchFindsNone) {
   RuleSet ax = load_rules(kAxioms);
   ShapeSpace sp;
@@ -606,8 +606,8 @@ TEST(TypeSets, NoInstanceOnlyWhereTheSearchFindsNone) {
   sp.dims = {1, 2, 3};
   sp.kernel_dims = {1, 3};
   RuleSet s = parse_rules(
-      "(rule conv_into_attention (source (attention 1 (conv 1 same none ?x ?w) ?k ?v)) "
-      "(target (attention 1 (conv 1 same none ?x ?w) ?k ?v)))\n"
+      "(rule conv_into_attention (source (ort_mha 1 (conv 1 same none ?x ?w) ?k ?v)) "
+      "(target (ort_mha 1 (conv 1 same none ?x ?w) ?k ?v)))\n"
       "(rule shared_square (source (matmul none ?x ?x)) (target (matmul none ?x ?x)))\n"
       "(rule matmul_concat (source (matmul none ?x (concat 1 ?y ?z))) (target (concat 1 "
       "(matmul none ?x ?y) (matmul none ?x ?z))))\n"
@@ -615,8 +615,8 @@ TEST(TypeSets, NoInstanceOnlyWhereTheSearchFindsNone) {
       "(transpose ?y) ?z)))\n"
       "(rule ewadd_of_convs (source (ewadd (conv 1 valid none ?x ?w) (smul ?y ?c))) "
       "(target (ewadd (smul ?y ?c) (conv 1 valid none ?x ?w))))\n"
-      "(rule shared_by_two_outputs (source (attention 1 (ewmul ?a ?b) ?c ?d) (conv 1 valid none "
-      "?e (ewmul ?a ?b))) (target (attention 1 (ewmul ?b ?a) ?c ?d) (conv 1 valid none ?e "
+      "(rule shared_by_two_outputs (source (ort_mha 1 (ewmul ?a ?b) ?c ?d) (conv 1 valid none "
+      "?e (ewmul ?a ?b))) (target (ort_mha 1 (ewmul ?b ?a) ?c ?d) (conv 1 valid none ?e "
       "(ewmul ?b ?a))))\n"
       "(rule one_variable_two_ranks (source (ewadd (transpose ?x) (relu ?y)) (conv 1 same none "
       "?x ?w)) (target (ewadd (transpose ?x) (relu ?y)) (conv 1 same none ?x ?w)))\n",

@@ -23,7 +23,9 @@ void add_generate_command(CLI::App& app, GlobalFlags& flags) {
   cmd->add_option("--seed", o->seed, "seed of the fingerprint and re-test inputs");
   cmd->add_option("--params", o->params,
                   "restrict a parameter domain: NAME=V1,V2 or OP.NAME=V1,V2 (repeatable)");
-  cmd->add_option("--pool", o->pool, "input tensors: name:2x4:data,w:4x4:weight,s:scalar,...");
+  cmd->add_option("--pool", o->pool,
+                  "input tensors: name:2x4:data,w:4x4:weight,s:scalar,... (a fourth field, "
+                  "name:1x2x4:data:1x3x6, gives the shape of the numerical re-test)");
   cmd->add_option("--axioms", o->axioms, "axioms file (default: specs/operators.axioms)");
   cmd->add_option("--rlimit", o->rlimit,
                   "Z3 resource limit per rule output: what bounds the prover, the same on any "

@@ -194,41 +194,52 @@ OpCost cost_attention(const Attrs& a, std::span<const TensorType> in,
   return c;
 }
 
-// (attention ?scale ?q ?k ?v): the scale spelled exactly; a node with a mask or a causal
-// mask lies outside the language.
+// (attention ?scale ?q ?k ?v): the scale spelled exactly, the heads in their own axis (or
+// matrices); (attention_heads ?heads ?scale ?q ?k ?v): the 3-d form, [B, S, heads * D], as many
+// key/value heads as query heads. A node with a mask or a causal mask lies outside the
+// language.
 Attrs attention_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
-  if (p.size() != 1) throw Error("attention: expected one parameter (the scale)");
-  return {{"scale", static_cast<double>(param_float("attention", p[0]))},
+  if (p.size() != 1 && p.size() != 2)
+    throw Error("attention: expected the scale, or the heads and the scale");
+  int64_t heads = p.size() == 2 ? std::get<int64_t>(p[0]) : 0;
+  return {{"scale", static_cast<double>(param_float("attention", p.back()))},
           {"is_causal", int64_t{0}},
-          {"q_num_heads", int64_t{0}},
-          {"kv_num_heads", int64_t{0}}};
+          {"q_num_heads", heads},
+          {"kv_num_heads", heads}};
 }
 
 std::optional<std::vector<AxiomParam>> attention_attrs_to_params(const Attrs& a,
                                                                  std::span<const TensorType> in) {
-  if (in.size() > 3 || a.i("is_causal") != 0 || a.i("q_num_heads") != 0) return std::nullopt;
+  if (in.size() > 3 || a.i("is_causal") != 0) return std::nullopt;
   auto scale = floats_param({static_cast<float>(a.f("scale"))});
   if (!scale) return std::nullopt;
-  return std::vector<AxiomParam>{*scale};
+  int64_t heads = a.i("q_num_heads");
+  if (heads == 0) return std::vector<AxiomParam>{*scale};
+  if (in[0].rank() == 3 && a.i("kv_num_heads") == heads)
+    return std::vector<AxiomParam>{heads, *scale};
+  return std::nullopt;
 }
 
 }  // namespace
 
 void register_attention_ops(std::vector<OpDef>& defs) {
-  defs.push_back({.name = "attention",
-                  .axiom_name = "attention",
-                  .min_inputs = 3,
-                  .max_inputs = 4,
-                  .attrs = {required_attr("scale", AttrKind::Float), int_attr("is_causal", 0),
-                            int_attr("q_num_heads", 0), int_attr("kv_num_heads", 0)},
-                  .infer = infer_attention,
-                  .kernel_f32 = kernel_attention<float>,
-                  .kernel_u32 = kernel_attention<uint32_t>,
-                  .cost = cost_attention,
-                  .standin = true,
-                  .axiom_params = {"scale"},
-                  .params_to_attrs = attention_params_to_attrs,
-                  .attrs_to_params = attention_attrs_to_params});
+  defs.push_back(
+      {.name = "attention",
+       .axiom_name = "attention",
+       .min_inputs = 3,
+       .max_inputs = 4,
+       .attrs = {required_attr("scale", AttrKind::Float), int_attr("is_causal", 0),
+                 int_attr("q_num_heads", 0), int_attr("kv_num_heads", 0)},
+       .infer = infer_attention,
+       .kernel_f32 = kernel_attention<float>,
+       .kernel_u32 = kernel_attention<uint32_t>,
+       .cost = cost_attention,
+       .standin = true,
+       .axiom_params = {"scale"},
+       .params_to_attrs = attention_params_to_attrs,
+       .attrs_to_params = attention_attrs_to_params,
+       .axiom_forms = {
+           {.name = "attention_heads", .num_tensors = 3, .params = {"heads", "scale"}}}});
 }
 
 }  // namespace graphsub

@@ -253,21 +253,24 @@ void kernel_mha(const KernelIO<T>& io) {
                    plain(io.out_types[0]), io.out[0]);
 }
 
+// (ort_mha ?scale ?q ?k ?v): matrices, one batch and head; (ort_mha_heads ?heads ?scale ?q ?k
+// ?v): [B, S, heads * D], the node's own form. No bias, not causal, the scale given.
 Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
-  if (p.size() != 1) throw Error("ort_mha: expected one parameter (the scale)");
-  return {{"num_heads", int64_t{1}},
-          {"scale", static_cast<double>(param_float("ort_mha", p[0]))},
+  if (p.size() != 1 && p.size() != 2)
+    throw Error("ort_mha: expected the scale, or the heads and the scale");
+  return {{"num_heads", p.size() == 2 ? std::get<int64_t>(p[0]) : int64_t{1}},
+          {"scale", static_cast<double>(param_float("ort_mha", p.back()))},
           {"unidirectional", int64_t{0}}};
 }
 
-// In the language: matrices (one batch and head), no bias, not causal, the scale given.
 std::optional<std::vector<AxiomParam>> mha_attrs_to_params(const Attrs& a,
                                                            std::span<const TensorType> in) {
-  if (in.size() > 3 || in[0].rank() != 2 || a.i("unidirectional") != 0 || a.f("scale") == 0)
-    return std::nullopt;
+  if (in.size() > 3 || a.i("unidirectional") != 0 || a.f("scale") == 0) return std::nullopt;
   auto scale = floats_param({static_cast<float>(a.f("scale"))});
   if (!scale) return std::nullopt;
-  return std::vector<AxiomParam>{*scale};
+  if (in[0].rank() == 2) return std::vector<AxiomParam>{*scale};
+  if (in[0].rank() == 3) return std::vector<AxiomParam>{a.i("num_heads"), *scale};
+  return std::nullopt;
 }
 
 // ---- Attention(x, w[, bias]) = MultiHeadAttention(x wq + bq, x wk + bk, x wv + bv) ----
@@ -554,7 +557,8 @@ void register_fused_ops(std::vector<OpDef>& defs) {
        .runtime = kOrt,
        .axiom_params = {"scale"},
        .params_to_attrs = mha_params_to_attrs,
-       .attrs_to_params = mha_attrs_to_params});
+       .attrs_to_params = mha_attrs_to_params,
+       .axiom_forms = {{.name = "ort_mha_heads", .num_tensors = 3, .params = {"heads", "scale"}}}});
   defs.push_back(
       {.name = "ort_attention",
        .axiom_name = "ort_attention",

@@ -1,6 +1,7 @@
 // Linear operators: (batched) matmul with optional bias and fused activation, and transpose
 // with a general permutation (the axiom language's transpose is the 2-d case).
 #include "ops/families.h"
+#include "ops/int_list_param.h"
 #include "ops/kernel_util.h"
 #include "ops/split_trees.h"
 
@@ -150,17 +151,19 @@ void kernel_transpose(const KernelIO<T>& io) {
   }
 }
 
-Attrs transpose_params_to_attrs(std::span<const AxiomParam>, std::span<const TensorType>) {
-  return {};
+// (transpose x) is the 2-d transpose; (permute p x) a permutation of three or more axes, p
+// the axes in output order joined by '_' (0_2_1_3 swaps a batch of heads' two middle axes).
+Attrs transpose_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+  if (p.empty()) return {};
+  return {{"perm", param_ints("permute", p[0])}};
 }
 
-// The axiom language's transpose is the 2-d one; other ranks stay outside it.
 std::optional<std::vector<AxiomParam>> transpose_attrs_to_params(const Attrs& a,
                                                                  std::span<const TensorType> in) {
-  if (in[0].rank() != 2) return std::nullopt;
   auto perm = perm_of(a, in[0]);
-  if (perm != std::vector<int64_t>{1, 0}) return std::nullopt;
-  return std::vector<AxiomParam>{};
+  if (in[0].rank() == 2 && perm == std::vector<int64_t>{1, 0}) return std::vector<AxiomParam>{};
+  if (in[0].rank() < 3) return std::nullopt;
+  return std::vector<AxiomParam>{*ints_param(perm)};
 }
 
 }  // namespace
@@ -188,7 +191,8 @@ void register_linear_ops(std::vector<OpDef>& defs) {
                   .kernel_u32 = kernel_transpose<uint32_t>,
                   .cost = copy_cost,
                   .params_to_attrs = transpose_params_to_attrs,
-                  .attrs_to_params = transpose_attrs_to_params});
+                  .attrs_to_params = transpose_attrs_to_params,
+                  .axiom_forms = {{.name = "permute", .num_tensors = 1, .params = {"perm"}}}});
 }
 
 }  // namespace graphsub

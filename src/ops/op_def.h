@@ -47,11 +47,15 @@ struct OpCost {
 using InferFn = std::vector<TensorType> (*)(const Attrs&, std::span<const TensorType>);
 using CostFn = OpCost (*)(const Attrs&, std::span<const TensorType>, std::span<const TensorType>);
 
-// A longer form of an operator in the axiom language: the operator with optional inputs
-// bound (a LayerNormalization's bias, a skip normalization's beta), under a name of its own.
+// Another form of an operator in the axiom language, under a name of its own: the operator
+// with optional inputs bound (a LayerNormalization's bias, a skip normalization's beta), or
+// a reading with parameters of its own (a transpose of more than two axes is (permute p x)).
+// A node is the form whose number of tensors it has and whose number of parameters
+// attrs_to_params gives it.
 struct AxiomForm {
-  std::string name;     // "layernorm_b"
-  int num_tensors = 0;  // tensor inputs of the form (more than the operator's min_inputs)
+  std::string name;                 // "layernorm_b"
+  int num_tensors = 0;              // tensor inputs of the form
+  std::vector<std::string> params;  // its parameter domains; empty: the operator's axiom_params
 };
 
 enum class OpClass : uint8_t {
@@ -90,7 +94,8 @@ struct OpDef {
   Attrs (*params_to_attrs)(std::span<const AxiomParam> params,
                            std::span<const TensorType> in) = nullptr;
   // The parameter values of an IR node, or nullopt when the node lies outside the axiom
-  // language (e.g. asymmetric pads, a stride not expressible). Null: no parameters.
+  // language (e.g. asymmetric pads, a stride not expressible). Null: no parameters. A form
+  // with parameters of its own (AxiomForm::params) is told apart by their number.
   std::optional<std::vector<AxiomParam>> (*attrs_to_params)(
       const Attrs&, std::span<const TensorType> in) = nullptr;
   // Axiom names of the individual outputs when the axiom language names them separately:

@@ -66,6 +66,48 @@ std::vector<TensorType> infer_reshape(const Attrs& a, std::span<const TensorType
   return {out};
 }
 
+// In the axiom language a reshape is (merge_axes a x), axes a and a + 1 made one, or
+// (split_axis a n x), axis a made two of n and the rest: a batch of sequences' hidden axis
+// split into heads and joined back. Other reshapes lie outside the language.
+Shape merged_shape(const Shape& s, size_t a) {
+  Shape out(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(a));
+  out.push_back(s[a] * s[a + 1]);
+  out.insert(out.end(), s.begin() + static_cast<std::ptrdiff_t>(a) + 2, s.end());
+  return out;
+}
+
+Attrs reshape_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType> in) {
+  if (in.empty() || (p.size() != 1 && p.size() != 2))
+    throw Error("reshape: the language's forms need the input's type and an axis");
+  const Shape& s = in[0].shape;
+  int64_t a = std::get<int64_t>(p[0]);
+  bool split = p.size() == 2;
+  if (a < 0 || a + (split ? 0 : 1) >= static_cast<int64_t>(s.size()))
+    throw Error(fmt::format("reshape: axis {} out of range for {}", a, shape_str(s)));
+  auto at = static_cast<size_t>(a);
+  if (!split) return {{"shape", merged_shape(s, at)}};
+  int64_t n = std::get<int64_t>(p[1]);
+  if (n < 1 || s[at] % n != 0)
+    throw Error(fmt::format("reshape: {} parts do not divide axis {} of {}", n, a, shape_str(s)));
+  Shape out = s;
+  out[at] = s[at] / n;
+  out.insert(out.begin() + a, n);
+  return {{"shape", out}};
+}
+
+std::optional<std::vector<AxiomParam>> reshape_attrs_to_params(const Attrs& a,
+                                                               std::span<const TensorType> in) {
+  const Shape& s = in[0].shape;
+  const Shape out = infer_reshape(a, in)[0].shape;
+  // The first axis whose merge gives the other shape (where axes of size 1 make several fit,
+  // they denote the same reshape).
+  for (size_t k = 0; k + 1 < s.size() && out.size() + 1 == s.size(); ++k)
+    if (out == merged_shape(s, k)) return std::vector<AxiomParam>{static_cast<int64_t>(k)};
+  for (size_t k = 0; k + 1 < out.size() && s.size() + 1 == out.size(); ++k)
+    if (s == merged_shape(out, k)) return std::vector<AxiomParam>{static_cast<int64_t>(k), out[k]};
+  return std::nullopt;
+}
+
 // ---- flatten: [d0..d(axis-1)] x [d(axis)..] -> 2-d ----
 std::vector<TensorType> infer_flatten(const Attrs& a, std::span<const TensorType> in) {
   const TensorType& x = in[0];
@@ -231,14 +273,20 @@ void kernel_slice(const KernelIO<T>& io) {
 }  // namespace
 
 void register_reshape_ops(std::vector<OpDef>& defs) {
-  defs.push_back({.name = "reshape",
-                  .min_inputs = 1,
-                  .max_inputs = 1,
-                  .attrs = {required_attr("shape", AttrKind::Ints)},
-                  .infer = infer_reshape,
-                  .kernel_f32 = kernel_copy<float>,
-                  .kernel_u32 = kernel_copy<uint32_t>,
-                  .cost = free_cost});
+  defs.push_back(
+      {.name = "reshape",
+       .axiom_name = "merge_axes",
+       .min_inputs = 1,
+       .max_inputs = 1,
+       .attrs = {required_attr("shape", AttrKind::Ints)},
+       .infer = infer_reshape,
+       .kernel_f32 = kernel_copy<float>,
+       .kernel_u32 = kernel_copy<uint32_t>,
+       .cost = free_cost,
+       .axiom_params = {"axis"},
+       .params_to_attrs = reshape_params_to_attrs,
+       .attrs_to_params = reshape_attrs_to_params,
+       .axiom_forms = {{.name = "split_axis", .num_tensors = 1, .params = {"axis", "heads"}}}});
   defs.push_back({.name = "flatten",
                   .min_inputs = 1,
                   .max_inputs = 1,

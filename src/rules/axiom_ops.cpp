@@ -26,6 +26,7 @@ std::vector<AxiomOp> build_ops() {
     for (const AxiomForm& form : d->axiom_forms) {
       AxiomOp f = a;
       f.num_tensors = static_cast<size_t>(form.num_tensors);
+      if (!form.params.empty()) f.params = &form.params;
       f.name = form.name;
       if (d->axiom_outputs.empty()) ops.push_back(f);
       for (uint32_t k = 0; k < d->axiom_outputs.size(); ++k) {

@@ -118,7 +118,11 @@ BoundedResult test_candidates(const Rule& r, const RuleSet& domains, const Candi
 BoundedResult bounded_test(const Rule& r, const RuleSet& domains, const ShapeSpace& space,
                            const BoundedOptions& opts) {
   Candidates plain = candidate_types(r, space), split = candidate_types(r, space, true);
-  return test_candidates(r, domains, plain, space.split_dims.empty() ? nullptr : &split, opts);
+  BoundedResult res =
+      test_candidates(r, domains, plain, space.split_dims.empty() ? nullptr : &split, opts);
+  if (res.instances == 0)
+    if (auto fallback = space.fallback()) return bounded_test(r, domains, *fallback, opts);
+  return res;
 }
 
 BoundedResult bounded_test_types(const Rule& r, const RuleSet& domains,
@@ -189,6 +193,21 @@ AxiomCheckReport check_axioms(const RuleSet& axioms, const ShapeSpace& space,
     BoundedResult& a = report.axioms[items[k].axiom];
     merge(a, results[k], items[k].pass == 0);
     a.seconds += item_seconds[k];  // CPU time spent on the axiom
+  }
+  // Axioms without an instance at the space's ranks: again at its fallback ranks.
+  if (auto fallback = space.fallback()) {
+    RuleSet rest;
+    rest.domains = axioms.domains;
+    std::vector<size_t> at;
+    for (size_t a = 0; a < report.axioms.size(); ++a)
+      if (report.axioms[a].holds && report.axioms[a].instances == 0) {
+        rest.axioms.push_back(axioms.axioms[a]);
+        at.push_back(a);
+      }
+    if (!rest.axioms.empty()) {
+      AxiomCheckReport again = check_axioms(rest, *fallback, opts, rep);
+      for (size_t k = 0; k < at.size(); ++k) report.axioms[at[k]] = again.axioms[k];
+    }
   }
   for (auto& a : report.axioms) {
     require_instances(a);

@@ -91,7 +91,8 @@ void check_in_language(const AxiomOp& op, const Attrs& attrs, std::span<const Te
         fmt::format("matmul in the rule language takes operands of equal rank, got {} and {}",
                     in[0].str(), in[1].str()));
   if (op.op->attrs_to_params) {
-    if (!op.op->attrs_to_params(attrs, in))
+    auto p = op.op->attrs_to_params(attrs, in);
+    if (!p || p->size() != op.num_params())
       throw Error(fmt::format("{} with {} on {} lies outside the rule language", op.name,
                               attrs.str(), types_str(in)));
   }

@@ -24,6 +24,14 @@ const ParamDomain* RuleSet::domain(std::string_view name) const {
   return nullptr;
 }
 
+std::optional<ShapeSpace> ShapeSpace::fallback() const {
+  if (fallback_ranks.empty()) return std::nullopt;
+  ShapeSpace s = *this;
+  s.ranks = fallback_ranks;
+  s.fallback_ranks.clear();
+  return s;
+}
+
 namespace {
 
 bool parse_int(const std::string& s, int64_t& out) {
@@ -452,27 +460,28 @@ ShapeSpace parse_shapes(const SExpr& e) {
   for (size_t i = 1; i < e.items.size(); ++i) {
     const SExpr& c = e.items[i];
     std::string_view h = c.head();
-    std::vector<int64_t>* dst = h == "ranks"         ? &s.ranks
-                                : h == "dims"        ? &s.dims
-                                : h == "kernel-dims" ? &s.kernel_dims
-                                : h == "split-dims"  ? &s.split_dims
-                                                     : nullptr;
+    std::vector<int64_t>* dst = h == "ranks"            ? &s.ranks
+                                : h == "dims"           ? &s.dims
+                                : h == "kernel-dims"    ? &s.kernel_dims
+                                : h == "split-dims"     ? &s.split_dims
+                                : h == "fallback-ranks" ? &s.fallback_ranks
+                                                        : nullptr;
     if (!dst)
-      fail_at(c.loc,
-              fmt::format(
-                  "expected (ranks ...), (dims ...), (kernel-dims ...) or (split-dims ...), got {}",
-                  describe(c)));
+      fail_at(c.loc, fmt::format("expected (ranks ...), (dims ...), (kernel-dims ...), "
+                                 "(split-dims ...) or (fallback-ranks ...), got {}",
+                                 describe(c)));
+    const bool a_rank = h == "ranks" || h == "fallback-ranks";
     dst->clear();
     for (size_t k = 1; k < c.items.size(); ++k) {
       int64_t x = 0;
-      if (!c.items[k].is_atom() || !parse_int(c.items[k].text, x) || x < 0 ||
-          (h != "ranks" && x < 1) || x > 64)
+      if (!c.items[k].is_atom() || !parse_int(c.items[k].text, x) || x < 0 || (!a_rank && x < 1) ||
+          x > 64)
         fail_at(c.items[k].loc,
                 fmt::format("expected a small {} integer, got {}",
-                            h == "ranks" ? "non-negative" : "positive", describe(c.items[k])));
+                            a_rank ? "non-negative" : "positive", describe(c.items[k])));
       dst->push_back(x);
     }
-    if (dst->empty() && h != "split-dims")
+    if (dst->empty() && h != "split-dims" && h != "fallback-ranks")
       fail_at(c.loc, fmt::format("({} ...) needs at least one value", h));
   }
   return s;

@@ -51,9 +51,12 @@ std::string domain_str(const ParamDomain& d) {
 }
 
 std::string shapes_str(const ShapeSpace& s) {
-  return fmt::format("(shapes (ranks {}) (dims {}) (kernel-dims {}) (split-dims {}))",
+  std::string fallback = s.fallback_ranks.empty() ? ""
+                                                  : fmt::format(" (fallback-ranks {})",
+                                                                fmt::join(s.fallback_ranks, " "));
+  return fmt::format("(shapes (ranks {}) (dims {}) (kernel-dims {}) (split-dims {}){})",
                      fmt::join(s.ranks, " "), fmt::join(s.dims, " "), fmt::join(s.kernel_dims, " "),
-                     fmt::join(s.split_dims, " "));
+                     fmt::join(s.split_dims, " "), fallback);
 }
 
 std::string ruleset_str(const RuleSet& s) {

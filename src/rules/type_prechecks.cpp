@@ -28,10 +28,17 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
     return k;
   }
   if (n == "conv") return s.size() == 4 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
-  // Attention in the language is one batch and head: matrices only (without this a
-  // three-tensor operator would be tried on every triple of rank-4 shapes).
-  if (n == "attention" || n == "ort_mha")
-    return s.size() == 2 ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
+  // Attention in the language is one batch and head (matrices) or, for ONNX's attention, a
+  // batch of heads in their own axis ([B, H, S, D], sharing B and H); its _heads forms pack
+  // the heads in the last axis ([B, S, heads * D], sharing B). Without this key a
+  // three-tensor operator would be tried on every triple of shapes.
+  if (n == "attention" || n == "ort_mha") {
+    if (op.name.ends_with("_heads"))
+      return s.size() == 3 ? std::optional(TypeKey{s[0]}) : std::nullopt;
+    if (s.size() == 2) return TypeKey{};
+    if (n == "attention" && s.size() == 4) return TypeKey{s[0], s[1]};
+    return std::nullopt;
+  }
   // Rotary embedding in the language is one batch and head: x [S, H] takes cos and sin of
   // [S, H/2] (without this key it would be tried on every triple of matrices).
   if (n == "rotary_embedding" || n == "ort_rotary_embedding") {
@@ -88,8 +95,10 @@ bool broadcast_may_fit(const TensorType& a, const TensorType& b) {
 }
 
 bool attention_may_fit(const TensorType& q, const TensorType& k, const TensorType& v) {
-  if (q.rank() != 2 || k.rank() != 2 || v.rank() != 2) return true;  // inference decides
-  return q.shape[1] == k.shape[1] && k.shape[0] == v.shape[0];
+  size_t r = q.shape.size();
+  if (k.shape.size() != r || v.shape.size() != r || r < 2 || r > 4)
+    return true;  // inference decides
+  return q.shape[r - 1] == k.shape[r - 1] && k.shape[r - 2] == v.shape[r - 2];
 }
 
 }  // namespace

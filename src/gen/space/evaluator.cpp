@@ -72,9 +72,13 @@ const Applied& Evaluator::resolve(uint32_t v, std::span<const TypeId> in) {
     // without its sum, GenOp::num_outputs); the rest go to scratch buffers in run().
     if (static_cast<int>(a.out_types.size()) < op.num_outputs)
       throw Error(fmt::format("{} produced {} outputs", op.label(), a.out_types.size()));
-    // Only applications the rule language can express (transpose is 2-d there).
-    if (op.arity > 0 && op.def->attrs_to_params && !op.def->attrs_to_params(a.attrs, a.in_types))
-      throw Error(fmt::format("{} on these inputs is outside the rule language", op.label()));
+    // Only applications the rule language can express as this term ((transpose x) is 2-d
+    // there, (permute p x) of more axes).
+    if (op.arity > 0 && op.def->attrs_to_params) {
+      auto p = op.def->attrs_to_params(a.attrs, a.in_types);
+      if (!p || p->size() != op.params.size())
+        throw Error(fmt::format("{} on these inputs is outside the rule language", op.label()));
+    }
     a.num_out = op.num_outputs;
     for (int i = 0; i < a.num_out; ++i) {
       if (a.out_types[i].numel() <= 0) throw Error("empty output");

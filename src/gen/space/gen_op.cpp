@@ -129,8 +129,12 @@ std::vector<GenOp> make_variants(const std::vector<std::string>& op_names,
     if (!def || language_arity(*def, name) < 0)
       throw Error(fmt::format("'{}' is not an operator of the axiom language (known: {})", name,
                               fmt::join(all_generator_ops(), ", ")));
+    // A form may read the operator with parameters of its own (permute).
+    const std::vector<std::string>* param_names = &def->axiom_params;
+    for (const AxiomForm& f : def->axiom_forms)
+      if (f.name == name && !f.params.empty()) param_names = &f.params;
     std::vector<const std::vector<AxiomParam>*> doms;
-    for (const std::string& p : def->axiom_params) {
+    for (const std::string& p : *param_names) {
       auto it = domains.find(name + "." + p);  // an override for this operator only
       if (it == domains.end()) it = domains.find(p);
       if (it == domains.end() || it->second.empty())

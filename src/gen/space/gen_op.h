@@ -30,7 +30,7 @@ constexpr int kMaxOutputs = 2;
 struct GenOp {
   const OpDef* def = nullptr;
   std::string name;                         // axiom name: "conv", "split", "cpool"
-  std::vector<AxiomParam> params;           // one value per def->axiom_params
+  std::vector<AxiomParam> params;           // one value per parameter of its language form
   Attrs const_attrs;                        // constants only: complete attributes
   Attrs alt_const_attrs;                    // the same, sized for the re-test pool (alt_shape)
   int arity = 0;                            // tensor inputs

@@ -44,28 +44,39 @@ std::vector<PoolTensor> parse_pool(const std::string& spec) {
     std::string f;
     while (std::getline(fields, f, ':')) parts.push_back(f);
     auto bad = [&](const std::string& why) {
-      return Error(fmt::format("pool entry '{}': {} (expected name:DIMSxDIMS:role or name:scalar)",
-                               entry, why));
+      return Error(fmt::format(
+          "pool entry '{}': {} (expected name:DIMSxDIMS:role[:DIMSxDIMS] or name:scalar)", entry,
+          why));
+    };
+    auto dims_of = [&](const std::string& field) {
+      Shape shape;
+      std::stringstream dims(field);
+      std::string d;
+      while (std::getline(dims, d, 'x')) {
+        try {
+          size_t used = 0;
+          long v = std::stol(d, &used);
+          if (used != d.size() || v < 1 || v > 64) throw bad("dimension out of range 1..64");
+          shape.push_back(v);
+        } catch (const std::logic_error&) {
+          throw bad(fmt::format("bad dimension '{}'", d));
+        }
+      }
+      return shape;
     };
     if (parts.size() == 2 && parts[1] == "scalar") {
       pool.push_back({parts[0], {}, Role::Scalar});
       continue;
     }
-    if (parts.size() != 3) throw bad("wrong number of fields");
+    if (parts.size() != 3 && parts.size() != 4) throw bad("wrong number of fields");
     PoolTensor t;
     t.name = parts[0];
     if (t.name.empty()) throw bad("empty name");
-    std::stringstream dims(parts[1]);
-    std::string d;
-    while (std::getline(dims, d, 'x')) {
-      try {
-        size_t used = 0;
-        long v = std::stol(d, &used);
-        if (used != d.size() || v < 1 || v > 64) throw bad("dimension out of range 1..64");
-        t.shape.push_back(v);
-      } catch (const std::logic_error&) {
-        throw bad(fmt::format("bad dimension '{}'", d));
-      }
+    t.shape = dims_of(parts[1]);
+    if (parts.size() == 4) {
+      t.retest_shape = dims_of(parts[3]);
+      if (t.retest_shape.size() != t.shape.size())
+        throw bad("the re-test shape must have the shape's rank");
     }
     if (parts[2] == "data")
       t.role = Role::Data;
@@ -83,6 +94,14 @@ std::vector<PoolTensor> parse_pool(const std::string& spec) {
   return pool;
 }
 
+namespace {
+std::string shape_text(const Shape& shape) {
+  std::string dims;
+  for (auto d : shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+  return dims;
+}
+}  // namespace
+
 std::string pool_str(const std::vector<PoolTensor>& pool) {
   std::string s;
   for (auto& t : pool) {
@@ -91,9 +110,9 @@ std::string pool_str(const std::vector<PoolTensor>& pool) {
       s += t.name + ":scalar";
       continue;
     }
-    std::string dims;
-    for (auto d : t.shape) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    std::string dims = shape_text(t.shape);
     s += fmt::format("{}:{}:{}", t.name, dims, role_name(t.role));
+    if (!t.retest_shape.empty()) s += ":" + shape_text(t.retest_shape);
   }
   return s;
 }

@@ -17,6 +17,10 @@ struct PoolTensor {
   std::string name;  // variable name in the emitted rules: x1, w1, i1, k1, ...
   Shape shape;
   Role role = Role::Data;
+  // Its shape in the numerical re-test of candidate rules; empty: every dimension above 1 one
+  // larger (alt_shape). Given where a larger size would break the graphs the pool is for (a
+  // hidden axis split into two heads stays even).
+  Shape retest_shape;
 };
 
 // The default pool (see docs/benchmarks.md, "Generator"): 2x4 matrices x1..x3, 4x4 weights
@@ -24,8 +28,8 @@ struct PoolTensor {
 // 2x1x3x3 depth-wise kernel d1 and one scalar s1.
 std::vector<PoolTensor> default_pool();
 
-// Parses "name:2x4:data,w1:4x4:weight,s:scalar" (a scalar has no shape). Throws Error naming
-// the bad entry.
+// Parses "name:2x4:data,w1:4x4:weight,s:scalar" (a scalar has no shape), a fourth field the
+// re-test shape ("q:1x2x4:data:1x3x6"). Throws Error naming the bad entry.
 std::vector<PoolTensor> parse_pool(const std::string& spec);
 std::string pool_str(const std::vector<PoolTensor>& pool);
 // The distinct shapes of `pool`, in order, as tensor types: where every rule generated from it

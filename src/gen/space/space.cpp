@@ -125,7 +125,8 @@ Space make_space(std::vector<GenOp> variants, std::vector<PoolTensor> pool, int 
     s.pool_u32.push_back(pool_values_u32(seed, i, t.numel()));
     s.pool_f32.push_back(pool_values_f32(seed, i, t.numel()));
     TensorType a;
-    a.shape = alt_shape(t.shape, s.pool[i].role);
+    a.shape = s.pool[i].retest_shape.empty() ? alt_shape(t.shape, s.pool[i].role)
+                                             : s.pool[i].retest_shape;
     s.alt_types.push_back(a);
     s.alt_u32.push_back(pool_values_u32(seed + 0x51ED, i, a.numel()));
     s.alt_f32.push_back(pool_values_f32(seed + 0x51ED, i, a.numel()));
