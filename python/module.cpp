@@ -18,6 +18,7 @@
 #include "driver/generate_job.h"
 #include "driver/optimize_job.h"
 #include "driver/rule_jobs.h"
+#include "driver/unfold_job.h"
 #include "interruptible.h"
 #include "rules/rule_printer.h"
 
@@ -176,6 +177,26 @@ py::dict generate(int max_ops, const std::optional<std::string>& ops,
                   "unproved_path"_a = job.unproved_path, "seconds"_a = res.seconds);
 }
 
+py::dict unfold(const std::vector<std::string>& terms, const std::string& unfold,
+                const std::optional<std::string>& via, const std::optional<int>& depth,
+                const std::optional<std::string>& axioms, const std::optional<std::string>& output,
+                const std::optional<unsigned>& rlimit, const std::optional<int>& threads,
+                const py::object& progress) {
+  driver::UnfoldJobOptions o;
+  o.terms = terms;
+  o.unfold = unfold;
+  set_if(o.via, via);
+  set_if(o.depth, depth);
+  set_if(o.axioms, axioms);
+  set_if(o.output, output);
+  set_if(o.rlimit, rlimit);
+  set_if(o.threads, threads);
+  driver::UnfoldJobResult job;
+  run_interruptible([&](Reporter& rep) { job = driver::run_unfold_job(o, rep); }, progress);
+  return py::dict("library"_a = job.library, "command"_a = job.command, "rules"_a = job.proved,
+                  "forms"_a = job.unfolded.forms, "output"_a = o.output);
+}
+
 py::list list_rules(const std::optional<std::vector<std::string>>& files, bool builtin,
                     const std::vector<std::string>& disabled) {
   opt::RuleLibraryOptions o;
@@ -266,6 +287,8 @@ PYBIND11_MODULE(_graphsub, m) {
   m.def("generate", &generate, "max_ops"_a, "ops"_a, "with_ops"_a, "params"_a, "pool"_a, "axioms"_a,
         "output"_a, "unproved"_a, "threads"_a, "seed"_a, "timeout_ms"_a, "rlimit"_a, "parts"_a,
         "reduce_from"_a, "max_vars"_a, "minimal_reads_from"_a, "shards"_a, "progress"_a);
+  m.def("unfold", &unfold, "terms"_a, "unfold"_a, "via"_a, "depth"_a, "axioms"_a, "output"_a,
+        "rlimit"_a, "threads"_a, "progress"_a);
   m.def("rules", &list_rules, "files"_a, "builtin"_a, "disabled"_a);
   m.def("evaluate", &evaluate, "model_bytes"_a, "inputs"_a, "progress"_a);
 }

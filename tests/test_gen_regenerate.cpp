@@ -32,11 +32,13 @@ const char* kSmallFlags =
     "--max-ops 3 --ops matmul,transpose,relu,concat,split,ewadd --params act=none,relu "
     "--params axis=0,1 --pool x1:2x4:data,x2:2x4:data,w1:4x4:weight,w2:4x4:weight";
 
-// Runs `graphsub generate FLAGS` from the source tree into a scratch folder and checks that
-// each of `exts` (".rules", ".unproved") equals the committed copy `committed` (a path below
-// the source tree, without extension), the output name in the header read as `committed`.
+// Runs `graphsub SUBCOMMAND FLAGS` (generate or unfold) from the source tree into a scratch
+// folder and checks that each of `exts` (".rules", ".unproved") equals the committed copy
+// `committed` (a path below the source tree, without extension), the output name in the header
+// read as `committed`.
 void expect_regenerated(const std::string& flags, const std::string& committed,
-                        std::initializer_list<const char*> exts) {
+                        std::initializer_list<const char*> exts,
+                        const std::string& subcommand = "generate") {
   namespace fs = std::filesystem;
   std::string stem = fs::path(committed).filename().string();
   fs::path dir =
@@ -44,7 +46,7 @@ void expect_regenerated(const std::string& flags, const std::string& committed,
   fs::create_directories(dir);
   std::string out = (dir / (stem + ".rules")).string();
   std::string cmd = std::string("cd '") + GRAPHSUB_SOURCE_DIR + "' && '" + GRAPHSUB_BINARY_DIR +
-                    "/graphsub' -q generate " + flags + " --threads 2 -o '" + out + "'";
+                    "/graphsub' -q " + subcommand + " " + flags + " --threads 2 -o '" + out + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   for (const char* ext : exts) {
     std::string got = read((dir / (stem + ext)).string());
@@ -63,18 +65,28 @@ TEST(GenRegenerate, SmallConfigurationReproducesTheCommittedCopy) {
   expect_regenerated(kSmallFlags, "tests/data/gen_small", {".rules", ".unproved"});
 }
 
-// rules/ort_fused.rules is what the command in its own header writes, byte for byte.
-TEST(GenRegenerate, TheOrtFusedLibraryReproducesFromItsHeader) {
-  std::string text = read(std::string(GRAPHSUB_SOURCE_DIR) + "/rules/ort_fused.rules");
+// The shipped library `stem` (rules/NAME) is what the `graphsub SUBCOMMAND` command in its
+// own header writes, byte for byte.
+void expect_library_reproduces(const std::string& stem, const std::string& subcommand) {
+  std::string text = read(std::string(GRAPHSUB_SOURCE_DIR) + "/" + stem + ".rules");
   std::string line = text.substr(0, text.find('\n', text.find('\n') + 1));
-  const std::string command = "graphsub generate ";
+  const std::string command = "graphsub " + subcommand + " ";
   auto at = line.find(command);
-  ASSERT_NE(at, std::string::npos);
+  ASSERT_NE(at, std::string::npos) << line;
   std::string flags = line.substr(at + command.size());
-  auto o = flags.find(" -o rules/ort_fused.rules");
+  auto o = flags.find(" -o " + stem + ".rules");
   ASSERT_NE(o, std::string::npos) << flags;
   flags.resize(o);
-  expect_regenerated(flags, "rules/ort_fused", {".rules"});
+  expect_regenerated(flags, stem, {".rules"}, subcommand);
+}
+
+TEST(GenRegenerate, TheOrtFusedLibraryReproducesFromItsHeader) {
+  expect_library_reproduces("rules/ort_fused", "generate");
+}
+
+// Unfolded from MultiHeadAttention's definition (`graphsub unfold`), not enumerated.
+TEST(GenRegenerate, TheOrtAttentionLibraryReproducesFromItsHeader) {
+  expect_library_reproduces("rules/ort_attention", "unfold");
 }
 
 // Every fused operator the library is generated for (--with-ops in its header) is introduced

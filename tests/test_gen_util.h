@@ -13,6 +13,13 @@
 
 namespace graphsub::gen::testing {
 
+// specs/operators.axioms, loaded once.
+inline const rules::RuleSet& shipped_axioms() {
+  static const rules::RuleSet a =
+      rules::load_rules(std::string(GRAPHSUB_SOURCE_DIR) + "/specs/operators.axioms");
+  return a;
+}
+
 // An equality of parsed terms, lhs[i] = rhs[i] (not canonicalized).
 inline Equality eq(const std::vector<std::string>& lhs, const std::vector<std::string>& rhs) {
   Equality e;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include "check/equivalence.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "opt/match/graph_index.h"
@@ -56,6 +57,15 @@ TEST(OptRules, StructuralRulesAreProved) {
 
 // How many orientations of a library's equalities name each operator, and whether one of them
 // rewrites `source` into `target` (one-term sides, as printed).
+// The command line a generated library's header states (its second line).
+std::string command_of(const std::string& file) {
+  std::ifstream f(std::string(GRAPHSUB_SOURCE_DIR) + "/" + file);
+  std::string line;
+  std::getline(f, line);
+  std::getline(f, line);
+  return line;
+}
+
 struct LibraryUse {
   std::map<std::string, int> with;
   bool has = false;
@@ -127,13 +137,60 @@ TEST(OptRules, OrtFusedRulesAreGeneratedProvedAndNotLoadedByDefault) {
   for (const std::string& op : ops) EXPECT_GT(u.with[op], 0) << op;
   EXPECT_TRUE(u.has);
   EXPECT_FALSE(shipped("rules/ort_fused.rules"));
-  EXPECT_TRUE(driver::shipped_ort_fused_rules().ends_with("rules/ort_fused.rules"));
-  std::ifstream f(std::string(GRAPHSUB_SOURCE_DIR) + "/rules/ort_fused.rules");
-  std::string header;
-  std::getline(f, header);
-  std::getline(f, header);
+  std::vector<std::string> files = driver::shipped_ort_fused_rules();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_TRUE(files[0].ends_with("rules/ort_fused.rules"));
+  EXPECT_TRUE(files[1].ends_with("rules/ort_attention.rules"));
+  std::string header = command_of("rules/ort_fused.rules");
   EXPECT_NE(header.find("graphsub generate --max-ops 2"), std::string::npos) << header;
   expect_all_proved("rules/ort_fused.rules", 50);
+}
+
+// The library that introduces MultiHeadAttention is unfolded from its definition (`graphsub
+// unfold`, its header's command) and proved; it finds attention as Hugging Face's exports
+// write it: each of q, k, v split into heads and moved before the sequence (the key straight
+// into its transpose, 0231), both scaled by d^-1/4, and the heads moved back and merged.
+TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
+  std::string header = command_of("rules/ort_attention.rules");
+  EXPECT_NE(header.find("graphsub unfold --term"), std::string::npos) << header;
+  expect_all_proved("rules/ort_attention.rules", 20);
+
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 3, heads = 2, d = 4, hidden = heads * d;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto project = [&](const char* w) { return b.matmul(x, b.weight(w, {hidden, hidden})); };
+  auto c = b.weight("c", {});  // d^-1/4, a scalar constant
+  auto split = [&](TensorRef t, std::vector<int64_t> perm) {
+    return b.transpose(b.reshape(t, {batch, seq, heads, d}), std::move(perm));
+  };
+  auto q = b.op("smul", {split(project("wq"), {0, 2, 1, 3}), c});
+  auto kt = b.op("smul", {split(project("wk"), {0, 2, 3, 1}), c});
+  auto v = split(project("wv"), {0, 2, 1, 3});
+  auto o = b.matmul(b.softmax(b.matmul(q, kt)), v);
+  b.output("y", b.reshape(b.transpose(o, {0, 2, 1, 3}), {batch, seq, hidden}));
+  Graph g = b.finish();
+
+  auto axioms = rules::load_rules(driver::shipped_axioms());
+  auto rs = load("rules/ort_attention.rules", axioms);
+  opt::GraphIndex ix(g);
+  size_t fused = 0;
+  for (const rules::Rule& r : rs.rules)
+    for (const rules::Rule& dir : rules::orientations(r)) {
+      opt::RuleTransform t(dir);
+      opt::apply_everywhere(t, ix, [&](opt::Candidate&& cand) {
+        size_t mha = 0, transposes = 0;
+        for (NodeId id = 0; id < cand.graph.num_slots(); ++id) {
+          if (!cand.graph.alive(id)) continue;
+          mha += cand.graph.node(id).op->name == "ort_mha";
+          transposes += cand.graph.node(id).op->name == "transpose";
+        }
+        if (mha != 1) return;
+        ++fused;
+        EXPECT_EQ(transposes, 0u) << dir.name;
+        EXPECT_TRUE(check_equivalent(g, cand.graph, {.seed = 7}).ok) << dir.name;
+      });
+    }
+  EXPECT_EQ(fused, 1u);  // one form of the library is this block's
 }
 
 // A longer form (layernorm_b: LayerNormalization with its bias) matches only the nodes with

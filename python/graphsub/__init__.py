@@ -15,7 +15,7 @@ from . import _graphsub
 from ._graphsub import Error, OptionError
 
 __all__ = ["Error", "OptionError", "CheckError", "TARGETS", "optimize", "evaluate", "verify",
-           "check_axioms", "generate", "rules"]
+           "check_axioms", "generate", "unfold", "rules"]
 
 #: The runtimes optimize() can price graphs for (its target=).
 TARGETS = tuple(_graphsub.targets)
@@ -193,6 +193,24 @@ def generate(max_ops, *, ops=None, with_ops=None, params=(), pool=None, axioms=N
                               reduce_from=reduce_from, max_vars=max_vars,
                               minimal_reads_from=minimal_reads_from, shards=shards,
                               progress=progress)
+
+
+def unfold(terms, unfold, *, via=(), depth=None, axioms=None, output=None, rlimit=None,
+           threads=None, progress=None):
+    """The rules of fused operators unfolded from their defining axioms, like ``graphsub
+    unfold``: terms (a fused term or a list of them, in the rule language), unfold and via
+    (lists of axiom names, or comma-separated strings; NAME~rev reads one right to left).
+    Every form is proved; one that is not raises graphsub.Error. Returns {library (text),
+    command, rules, forms, output}; with output= the library is also written."""
+    if isinstance(terms, str):
+        terms = [terms]
+    if not isinstance(unfold, str):
+        unfold = ",".join(unfold)
+    if not isinstance(via, str):
+        via = ",".join(via)
+    return _graphsub.unfold(terms=list(terms), unfold=unfold, via=via or None, depth=depth,
+                            axioms=_path(axioms), output=_path(output), rlimit=rlimit,
+                            threads=threads, progress=progress)
 
 
 def rules(path=None, *, builtin=True, disabled=()):

@@ -18,6 +18,7 @@ void add_check_axioms_command(CLI::App& app, GlobalFlags& flags);
 void add_verify_command(CLI::App& app, GlobalFlags& flags);
 void add_optimize_command(CLI::App& app, GlobalFlags& flags);
 void add_generate_command(CLI::App& app, GlobalFlags& flags);
+void add_unfold_command(CLI::App& app, GlobalFlags& flags);
 void add_export_onnx_command(CLI::App& app, GlobalFlags& flags);
 
 // `graphsub in.onnx out.onnx [flags]` becomes `graphsub optimize in.onnx -o out.onnx [flags]`;

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   graphsub::add_optimize_command(app, flags);
   graphsub::add_export_onnx_command(app, flags);
   graphsub::add_generate_command(app, flags);
+  graphsub::add_unfold_command(app, flags);
   try {
     auto args = graphsub::expand_onnx_short_form(argc, argv);  // `graphsub in.onnx out.onnx`
     app.parse(args);

@@ -34,9 +34,11 @@ struct OrtWorkerCommand {
 };
 OrtWorkerCommand ort_worker_command();
 
-// rules/ort_fused.rules: the generated rules that introduce ONNX Runtime's fused operators
-// (src/ops/fused_ops.cpp), loaded with --ort-contrib-ops only; "" when absent.
-std::string shipped_ort_fused_rules();
+// The generated rules that introduce ONNX Runtime's fused operators (src/ops/fused_ops.cpp),
+// loaded with --ort-contrib-ops only: rules/ort_fused.rules (enumerated: skip normalizations,
+// gelus, FusedMatMul) and rules/ort_attention.rules (unfolded from MultiHeadAttention's
+// definition, `graphsub unfold`). Throws Error naming a file missing from the data folder.
+std::vector<std::string> shipped_ort_fused_rules();
 
 // `o` with the shipped rule files when it names none, and the shipped axioms (when a data
 // folder is found).

@@ -35,10 +35,7 @@ std::unique_ptr<opt::RuleLibrary> load_rule_library(const SearchJobOptions& s, R
                                                     bool runtime_kernels) {
   opt::RuleLibraryOptions o = resolved(s.rules);
   if (runtime_kernels && s.rules.rule_files.empty()) {
-    std::string fused = shipped_ort_fused_rules();
-    if (fused.empty())
-      throw Error("--ort-contrib-ops: rules/ort_fused.rules is missing from the data folder");
-    o.rule_files.push_back(fused);
+    for (const std::string& f : shipped_ort_fused_rules()) o.rule_files.push_back(f);
   }
   return std::make_unique<opt::RuleLibrary>(o, rep);
 }

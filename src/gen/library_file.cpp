@@ -11,8 +11,10 @@ namespace {
 
 std::string header(const GeneratorResult& r, const LibraryInfo& info, const char* what) {
   std::string h = fmt::format("; {}, produced by:\n;   {}\n", what, info.command);
-  h += fmt::format("; axioms: {}\n; pool: {}\n", info.axioms, info.pool);
-  h += fmt::format("; {} operator variants searched\n", r.variants.size());
+  h += fmt::format("; axioms: {}\n", info.axioms);
+  // A library unfolded from fused operators' definitions (`graphsub unfold`) has neither.
+  if (!info.pool.empty()) h += fmt::format("; pool: {}\n", info.pool);
+  if (!r.variants.empty()) h += fmt::format("; {} operator variants searched\n", r.variants.size());
   h += "; stage counts:\n";
   for (auto& s : r.stages) h += fmt::format(";   {:<32} {:>12}\n", s.stage, s.count);
   if (r.minimal_reads)

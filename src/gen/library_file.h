@@ -15,7 +15,7 @@ namespace graphsub::gen {
 
 struct LibraryInfo {
   std::string command;  // as typed, normalised (flags in a fixed order)
-  std::string pool;     // pool_str()
+  std::string pool;     // pool_str() ("": none, a library of `graphsub unfold`)
   std::string axioms;   // the axioms file the domains and proofs came from
 };
 

@@ -48,10 +48,11 @@ struct ParamDomain {
 // kernels, which take `kernel_dims`. A second pass gives the variables split points, as if
 // they came from a concat: every shape with dimensions in `split_dims` (kernels: kernel_dims),
 // without a split point or with one cut at 1 on any one axis (empty: no second pass). An axiom
-// or rule none of whose instances type-checks at `ranks` is tested at `fallback_ranks`
-// instead: rank 3, a batch of sequences with heads packed in its hidden axis, only where
-// nothing else types (with every rank at once, three-tensor axioms over broadcasting operators
-// pass the instance search's bound, and axioms about matrices meet 3-d products).
+// or rule none of whose instances type-checks at `ranks` is tested at `fallback_ranks` (and
+// rank 0, for scalar factors) instead: rank 3, a batch of sequences with heads packed in its hidden
+// axis, only where nothing else types (with every rank at once, three-tensor axioms over
+// broadcasting operators pass the instance search's bound, and axioms about matrices meet 3-d
+// products).
 struct ShapeSpace {
   std::vector<int64_t> ranks{0, 2, 4};
   std::vector<int64_t> dims{1, 2, 3, 4};

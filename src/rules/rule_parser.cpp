@@ -28,6 +28,9 @@ std::optional<ShapeSpace> ShapeSpace::fallback() const {
   if (fallback_ranks.empty()) return std::nullopt;
   ShapeSpace s = *this;
   s.ranks = fallback_ranks;
+  // Scalars too: the factor of a scaled tensor (smul) is one.
+  if (std::find(s.ranks.begin(), s.ranks.end(), 0) == s.ranks.end())
+    s.ranks.insert(s.ranks.begin(), 0);
   s.fallback_ranks.clear();
   return s;
 }

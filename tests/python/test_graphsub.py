@@ -248,6 +248,21 @@ def test_generate_writes_a_library_of_proved_rules(tmp_path):
         graphsub.generate(9)
 
 
+def test_unfold_writes_the_proved_forms_of_a_fused_operator(tmp_path):
+    out = tmp_path / "att.rules"
+    result = graphsub.unfold("(ort_mha_heads ?p_heads 1 ?q ?k ?v)",
+                             ["ort-mha-heads", "attention-packed-heads", "attention-sdpa-heads"],
+                             via=["permute-middle-then-last"], depth=1, output=out, threads=2)
+    # The unfolded form, and the key moved straight into its transpose.
+    assert result["rules"] == 2 and result["forms"] == 2
+    assert out.read_text() == result["library"]
+    assert "(permute 0_2_3_1 (split_axis 2 ?p_heads ?b))" in result["library"]
+    assert result["command"].startswith("graphsub unfold --term")
+    assert all(v["proved"] for v in graphsub.verify(str(out), threads=2))
+    with pytest.raises(graphsub.Error, match="name it \\?p_heads"):
+        graphsub.unfold("(ort_mha_heads ?h 1 ?q ?k ?v)", "ort-mha-heads")
+
+
 def test_generate_measures_a_fraction_of_the_shares():
     whole = graphsub.generate(3, ops=["ewadd", "relu", "transpose"], threads=2)
     half = graphsub.generate(3, ops=["ewadd", "relu", "transpose"], threads=2, shards=(1, 2))
