@@ -43,9 +43,10 @@ ContribStep run_ort_contrib_step(ort::Worker& worker, std::string& model_bytes,
   step.sites = fused.sites;
   if (fused.sites.empty()) {
     step.verdict =
-        "--ort-contrib-ops: no multi-head attention of the form graphsub fuses (torch's "
-        "export, float weights) was found; no com.microsoft Attention is written (the "
-        "search's fused operators, rules/ort_fused.rules, are as the guard chose)";
+        "--ort-contrib-ops: no multi-head attention of the form this step fuses (torch's "
+        "sequence-first export, float weights) was found; no com.microsoft Attention is "
+        "written (the search's fused operators, rules/ort_fused.rules and "
+        "rules/ort_attention.rules, are as the guard chose)";
     return step;
   }
   std::string what =
