@@ -30,8 +30,8 @@ bool match_into(const TermPtr& p, const TermPtr& t, Bindings& b) {
   return true;
 }
 
-// Appends, for each position of `t` in pre-order, `t` with that subterm rewritten; `rebuild`
-// puts a rewritten subterm back into its parents.
+// Appends, for each position of `t` in pre-order where `r` matches, `t` with that subterm
+// rewritten (the rewritten subterm put back into copies of its parents).
 void rewrite_at_each(const TermPtr& t, const TermRewrite& r, std::vector<TermPtr>& out) {
   if (auto b = match_term(r.from, t)) out.push_back(substitute(r.to, *b));
   for (size_t i = 0; i < t->args.size(); ++i) {
