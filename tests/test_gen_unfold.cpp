@@ -91,6 +91,34 @@ TEST(GenUnfold, MultiHeadAttentionUnfoldsIntoTheFormsExportersWrite) {
   }
 }
 
+// MultiHeadAttention with an attention bias has two definitions (a bias broadcast over the
+// heads, added by add; one of the scores' shape, by ewadd): each gives its own form, and both are
+// proved.
+TEST(GenUnfold, EachDefinitionThatAppliesGivesItsOwnForm) {
+  UnfoldOptions o;
+  o.terms = {"(ort_mha_heads_masked ?p_heads 1 ?q ?k ?v ?m)"};
+  o.unfold = {"ort-mha-heads-masked", "ort-mha-heads-masked-full"};
+  o.depth = 0;
+  UnfoldResult r = unfold_fused(axioms(), o);
+  ASSERT_EQ(r.equalities.size(), 2u);
+  EXPECT_EQ(r.forms, 2u);
+  bool add = false, ewadd = false;
+  for (const Equality& e : r.equalities) {
+    add = add || e.key.find("(softmax (add ") != std::string::npos;
+    ewadd = ewadd || e.key.find("(softmax (ewadd ") != std::string::npos;
+  }
+  EXPECT_TRUE(add);
+  EXPECT_TRUE(ewadd);
+  o.unfold.pop_back();  // one definition: one form
+  EXPECT_EQ(unfold_fused(axioms(), o).equalities.size(), 1u);
+  verify::VerifyOptions vo;
+  vo.threads = 2;
+  vo.fallback_types = {TensorType{.shape = {1, 2, 4}}, TensorType{.shape = {1, 2, 2, 2}},
+                       TensorType{}};
+  verify::Verifier v(axioms(), vo);
+  for (const Equality& e : r.equalities) EXPECT_TRUE(v.verify(library_rule(e)).proved()) << e.key;
+}
+
 TEST(GenUnfold, BadTermsAndOptionsAreErrors) {
   UnfoldOptions o;
   o.unfold = {"ort-mha-heads"};

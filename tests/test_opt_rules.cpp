@@ -146,15 +146,17 @@ TEST(OptRules, OrtFusedRulesAreGeneratedProvedAndNotLoadedByDefault) {
   expect_all_proved("rules/ort_fused.rules", 50);
 }
 
-// The library that introduces MultiHeadAttention is unfolded from its definition (`graphsub
-// unfold`, its header's command) and proved; it finds attention as Hugging Face's exports
-// write it: each of q, k, v split into heads and moved before the sequence (the key straight
-// into its transpose, 0231), both scaled by d^-1/4, and the heads moved back and merged.
-TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
-  std::string header = command_of("rules/ort_attention.rules");
-  EXPECT_NE(header.find("graphsub unfold --term"), std::string::npos) << header;
-  expect_all_proved("rules/ort_attention.rules", 20);
+// How the scores of an attention block take a mask: none, one broadcast over the heads
+// ([B, 1, S, S], a padding or causal mask: add), one of the scores' shape ([B, H, S, S], T5's
+// position bias: ewadd), and one broadcast over the batch too ([1, 1, S, S]), outside the
+// language's masked form.
+enum class Mask { None, PerBatch, Full, Shared };
 
+// The candidates that rules/ort_attention.rules makes of a Hugging Face attention block (each
+// of q, k, v split into heads and moved before the sequence, the key straight into its
+// transpose, 0231, both scaled by d^-1/4, the heads moved back and merged): how many hold one
+// MultiHeadAttention, each checked equal to the block and free of transposes.
+size_t attention_fusions(Mask mask) {
   GraphBuilder b;
   const int64_t batch = 2, seq = 3, heads = 2, d = 4, hidden = heads * d;
   auto x = b.input("x", {batch, seq, hidden});
@@ -166,7 +168,11 @@ TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
   auto q = b.op("smul", {split(project("wq"), {0, 2, 1, 3}), c});
   auto kt = b.op("smul", {split(project("wk"), {0, 2, 3, 1}), c});
   auto v = split(project("wv"), {0, 2, 1, 3});
-  auto o = b.matmul(b.softmax(b.matmul(q, kt)), v);
+  auto scores = b.matmul(q, kt);
+  if (mask == Mask::PerBatch) scores = b.op("add", {scores, b.input("m", {batch, 1, seq, seq})});
+  if (mask == Mask::Shared) scores = b.op("add", {scores, b.input("m", {1, 1, seq, seq})});
+  if (mask == Mask::Full) scores = b.op("ewadd", {scores, b.input("m", {batch, heads, seq, seq})});
+  auto o = b.matmul(b.softmax(scores), v);
   b.output("y", b.reshape(b.transpose(o, {0, 2, 1, 3}), {batch, seq, hidden}));
   Graph g = b.finish();
 
@@ -178,19 +184,38 @@ TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
     for (const rules::Rule& dir : rules::orientations(r)) {
       opt::RuleTransform t(dir);
       opt::apply_everywhere(t, ix, [&](opt::Candidate&& cand) {
-        size_t mha = 0, transposes = 0;
+        size_t mha = 0, transposes = 0, inputs = 0;
         for (NodeId id = 0; id < cand.graph.num_slots(); ++id) {
           if (!cand.graph.alive(id)) continue;
-          mha += cand.graph.node(id).op->name == "ort_mha";
-          transposes += cand.graph.node(id).op->name == "transpose";
+          const Node& n = cand.graph.node(id);
+          if (n.op->name == "ort_mha") {
+            ++mha;
+            inputs = n.inputs.size();
+          }
+          transposes += n.op->name == "transpose";
         }
         if (mha != 1) return;
         ++fused;
+        EXPECT_EQ(inputs, mask == Mask::None ? 3u : 4u) << dir.name;
         EXPECT_EQ(transposes, 0u) << dir.name;
         EXPECT_TRUE(check_equivalent(g, cand.graph, {.seed = 7}).ok) << dir.name;
       });
     }
-  EXPECT_EQ(fused, 1u);  // one form of the library is this block's
+  return fused;
+}
+
+// The library that introduces MultiHeadAttention is unfolded from its definitions (`graphsub
+// unfold`, its header's command) and proved; it finds attention as Hugging Face's exports
+// write it, with the mask as its attention bias where the mask has the batch's own.
+TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
+  std::string header = command_of("rules/ort_attention.rules");
+  EXPECT_NE(header.find("graphsub unfold --term"), std::string::npos) << header;
+  EXPECT_NE(header.find("ort_mha_heads_masked"), std::string::npos) << header;
+  expect_all_proved("rules/ort_attention.rules", 20);
+  EXPECT_EQ(attention_fusions(Mask::None), 1u);  // one form of the library is this block's
+  EXPECT_EQ(attention_fusions(Mask::PerBatch), 1u);
+  EXPECT_EQ(attention_fusions(Mask::Full), 1u);
+  EXPECT_EQ(attention_fusions(Mask::Shared), 0u);
 }
 
 // A longer form (layernorm_b: LayerNormalization with its bias) matches only the nodes with

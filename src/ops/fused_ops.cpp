@@ -15,6 +15,7 @@
 // input_skip_bias_sum), which pre-norm blocks read as the next residual.
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "ops/families.h"
 #include "ops/float_params.h"
@@ -192,12 +193,16 @@ void kernel_simplified_layernorm(const KernelIO<T>& io) {
                    io.out_types[0], io.out[0]);
 }
 
-// ---- MultiHeadAttention(q, k, v[, bias]) = attention(q + bq, k + bk, v + bv) ----
+// ---- MultiHeadAttention(q, k, v[, bias][, attention_bias]) ----
+// = attention(q + bq, k + bk, v + bv, attention_bias)
 // Q [B, S, N * d], K [B, L, N * d], V [B, L, N * dv], heads packed in the last axis (ONNX's
 // 3-d Attention form with N query and N key/value heads); bias [N * d + N * d + N * dv] is
-// added to each in turn. scale 0 is ONNX Runtime's default, 1/sqrt(d); unidirectional is the
-// causal mask. Rank-2 operands with num_heads 1 are the axiom language's form, where the
-// operator is (ort_mha ?scale ?q ?k ?v), ONNX's attention.
+// added to each in turn; attention_bias [B or 1, N or 1, S, L] is added to the scores (the
+// padding and causal masks as exporters compute them). The IR holds the optional inputs in
+// the node's order and tells them apart by rank (runtime_operators.cpp writes each at its
+// position). scale 0 is ONNX Runtime's default, 1/sqrt(d); unidirectional is the causal mask.
+// Rank-2 operands with num_heads 1 are the axiom language's form, where the operator is
+// (ort_mha ?scale ?q ?k ?v), ONNX's attention.
 Attrs mha_attention_attrs(const Attrs& a, std::span<const TensorType> in) {
   int64_t heads = a.i("num_heads");
   const TensorType& q = in[0];
@@ -216,20 +221,74 @@ Attrs mha_attention_attrs(const Attrs& a, std::span<const TensorType> in) {
           {"kv_num_heads", packed}};
 }
 
+// Where the optional inputs stand among the node's: -1 when absent.
+struct MhaOptional {
+  int bias = -1;            // rank 1
+  int attention_bias = -1;  // rank 4, after the bias
+};
+
+MhaOptional mha_optional(std::span<const TensorType> in) {
+  MhaOptional o;
+  for (size_t i = 3; i < in.size(); ++i) {
+    int at = static_cast<int>(i);
+    if (in[i].rank() == 1 && o.bias < 0 && o.attention_bias < 0)
+      o.bias = at;
+    else if (in[i].rank() == 4 && o.attention_bias < 0)
+      o.attention_bias = at;
+    else
+      throw Error(fmt::format(
+          "multi-head attention: input {} {} is neither the bias (rank 1) nor the attention "
+          "bias (rank 4, after the bias)",
+          i, shape_str(in[i].shape)));
+  }
+  return o;
+}
+
 std::vector<TensorType> infer_mha(const Attrs& a, std::span<const TensorType> in) {
   if (in[0].rank() != 2 && in[0].rank() != 3)
     throw Error(fmt::format("multi-head attention: Q must be [batch, sequence, hidden], got {}",
                             shape_str(in[0].shape)));
   std::vector<TensorType> qkv{plain(in[0]), plain(in[1]), plain(in[2])};
-  if (in.size() > 3) {
+  MhaOptional o = mha_optional(in);
+  if (o.bias >= 0) {
     int64_t width = in[0].shape.back() + in[1].shape.back() + in[2].shape.back();
-    if (in[3].shape != Shape{width})
+    if (in[o.bias].shape != Shape{width})
       throw Error(
           fmt::format("multi-head attention: bias must be [{}] (Q, K and V's widths), "
                       "got {}",
-                      width, shape_str(in[3].shape)));
+                      width, shape_str(in[o.bias].shape)));
+  }
+  if (o.attention_bias >= 0) {
+    // ONNX Runtime broadcasts the batch and the heads only: [B or 1, N or 1, S, L].
+    const Shape& m = in[o.attention_bias].shape;
+    int64_t heads = a.i("num_heads");
+    bool fits = in[0].rank() == 3 && (m[0] == in[0].shape[0] || m[0] == 1) &&
+                (m[1] == heads || m[1] == 1) && m[2] == in[0].shape[1] && m[3] == in[1].shape[1];
+    if (!fits)
+      throw Error(fmt::format(
+          "multi-head attention: attention_bias must be [{} or 1, {} or 1, {}, {}], got {}",
+          in[0].shape[0], heads, in[0].rank() == 3 ? in[0].shape[1] : 0, in[1].shape[1],
+          shape_str(m)));
   }
   return op_def("attention").infer(mha_attention_attrs(a, in), qkv);
+}
+
+// ONNX's attention gives a query whose every key is masked out (its attention bias row all
+// -inf) zeros; ONNX Runtime's MultiHeadAttention gives NaN, as its softmax does, and so does
+// the composition its axiom states: those rows of Y [B, S, N * dv] are NaN.
+void nan_fully_masked_queries(const TensorType& q, const TensorType& bias, const float* m,
+                              int64_t heads, const TensorType& y, float* out) {
+  const Shape& ms = bias.shape;  // [B or 1, N or 1, S, L]
+  const int64_t batch = q.shape[0], seq = q.shape[1], len = ms[3];
+  const int64_t dv = y.shape[2] / heads;
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t h = 0; h < heads; ++h)
+      for (int64_t s = 0; s < seq; ++s) {
+        const float* row =
+            m + (((ms[0] == 1 ? 0 : b) * ms[1] + (ms[1] == 1 ? 0 : h)) * seq + s) * len;
+        if (!std::all_of(row, row + len, [](float x) { return x == -INFINITY; })) continue;
+        std::fill_n(out + (b * seq + s) * y.shape[2] + h * dv, dv, NAN);
+      }
 }
 
 template <class T>
@@ -237,24 +296,36 @@ void kernel_mha(const KernelIO<T>& io) {
   std::vector<TensorType> qkv{plain(io.in_types[0]), plain(io.in_types[1]), plain(io.in_types[2])};
   std::vector<const T*> data{io.in[0], io.in[1], io.in[2]};
   std::vector<T> biased[3];
-  if (io.in.size() > 3) {
+  MhaOptional o = mha_optional(io.in_types);
+  if (o.bias >= 0) {
     int64_t offset = 0;
     for (size_t i = 0; i < 3; ++i) {
       int64_t width = qkv[i].shape.back();
       biased[i] = buffer<T>(qkv[i]);
       TensorType part = derived_type(qkv[i], {width});
-      run_primitive<T>("add", {}, {qkv[i], part}, {data[i], io.in[3] + offset}, qkv[i],
+      run_primitive<T>("add", {}, {qkv[i], part},
+                       {data[i], io.in[static_cast<size_t>(o.bias)] + offset}, qkv[i],
                        biased[i].data());
       data[i] = biased[i].data();
       offset += width;
     }
   }
+  if (o.attention_bias >= 0) {
+    qkv.push_back(plain(io.in_types[static_cast<size_t>(o.attention_bias)]));
+    data.push_back(io.in[static_cast<size_t>(o.attention_bias)]);
+  }
   run_primitive<T>("attention", mha_attention_attrs(io.attrs, io.in_types), qkv, data,
                    plain(io.out_types[0]), io.out[0]);
+  if constexpr (std::is_floating_point_v<T>)
+    if (o.attention_bias >= 0)
+      nan_fully_masked_queries(io.in_types[0], io.in_types[static_cast<size_t>(o.attention_bias)],
+                               io.in[static_cast<size_t>(o.attention_bias)],
+                               io.attrs.i("num_heads"), io.out_types[0], io.out[0]);
 }
 
 // (ort_mha ?scale ?q ?k ?v): matrices, one batch and head; (ort_mha_heads ?heads ?scale ?q ?k
-// ?v): [B, S, heads * D], the node's own form. No bias, not causal, the scale given.
+// ?v): [B, S, heads * D], the node's own form; (ort_mha_heads_masked ?heads ?scale ?q ?k ?v
+// ?m): that form with the attention bias. No bias, not causal, the scale given.
 Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
   if (p.size() != 1 && p.size() != 2)
     throw Error("ort_mha: expected the scale, or the heads and the scale");
@@ -265,7 +336,11 @@ Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorT
 
 std::optional<std::vector<AxiomParam>> mha_attrs_to_params(const Attrs& a,
                                                            std::span<const TensorType> in) {
-  if (in.size() > 3 || a.i("unidirectional") != 0 || a.f("scale") == 0) return std::nullopt;
+  if (a.i("unidirectional") != 0 || a.f("scale") == 0) return std::nullopt;
+  // A bias, or an attention bias of the matrix form or without the batch's own, lies outside.
+  if (in.size() > 3 &&
+      (in.size() > 4 || in[3].rank() != 4 || in[0].rank() != 3 || in[3].shape[0] != in[0].shape[0]))
+    return std::nullopt;
   auto scale = floats_param({static_cast<float>(a.f("scale"))});
   if (!scale) return std::nullopt;
   if (in[0].rank() == 2) return std::vector<AxiomParam>{*scale};
@@ -542,7 +617,7 @@ void register_fused_ops(std::vector<OpDef>& defs) {
       {.name = "ort_mha",
        .axiom_name = "ort_mha",
        .min_inputs = 3,
-       .max_inputs = 4,
+       .max_inputs = 5,
        .attrs = {required_attr("num_heads", AttrKind::Int), float_attr("scale", 0.0),
                  int_attr("unidirectional", 0), float_attr("mask_filter_value", -10000.0)},
        .infer = infer_mha,
@@ -558,7 +633,9 @@ void register_fused_ops(std::vector<OpDef>& defs) {
        .axiom_params = {"scale"},
        .params_to_attrs = mha_params_to_attrs,
        .attrs_to_params = mha_attrs_to_params,
-       .axiom_forms = {{.name = "ort_mha_heads", .num_tensors = 3, .params = {"heads", "scale"}}}});
+       .axiom_forms = {
+           {.name = "ort_mha_heads", .num_tensors = 3, .params = {"heads", "scale"}},
+           {.name = "ort_mha_heads_masked", .num_tensors = 4, .params = {"heads", "scale"}}}});
   defs.push_back(
       {.name = "ort_attention",
        .axiom_name = "ort_attention",

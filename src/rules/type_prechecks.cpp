@@ -31,8 +31,11 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
   // Attention in the language is one batch and head (matrices) or, for ONNX's attention, a
   // batch of heads in their own axis ([B, H, S, D], sharing B and H); its _heads forms pack
   // the heads in the last axis ([B, S, heads * D], sharing B). Without this key a
-  // three-tensor operator would be tried on every triple of shapes.
+  // three-tensor operator would be tried on every triple of shapes. MultiHeadAttention's
+  // _heads_masked form takes an attention bias of rank 4 ([B, H or 1, S, L]) sharing the batch.
   if (n == "attention" || n == "ort_mha") {
+    if (op.name.ends_with("_heads_masked"))
+      return s.size() == (arg == 3 ? 4u : 3u) ? std::optional(TypeKey{s[0]}) : std::nullopt;
     if (op.name.ends_with("_heads"))
       return s.size() == 3 ? std::optional(TypeKey{s[0]}) : std::nullopt;
     if (s.size() == 2) return TypeKey{};

@@ -100,6 +100,16 @@ CASES = {
     "MultiHeadAttention with bias": lambda: one_node_model(
         "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 6, 16]), ("v", [2, 6, 16]),
                                ("b", [48])], [("y", [2, 4, 16])], num_heads=4),
+    # The attention bias (input 5) without the projections' bias: the padding or causal mask
+    # of an exported block, per batch and broadcast over the heads.
+    "MultiHeadAttention attention bias": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 6, 16]), ("v", [2, 6, 8]),
+                               ("", None), ("", None), ("ab", [2, 1, 4, 6])],
+        [("y", [2, 4, 8])], num_heads=2),
+    "MultiHeadAttention bias and attention bias per head": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 6, 16]), ("v", [2, 6, 16]),
+                               ("b", [48]), ("", None), ("ab", [1, 4, 4, 6])],
+        [("y", [2, 4, 16])], num_heads=4),
     "MultiHeadAttention unidirectional": lambda: one_node_model(
         "MultiHeadAttention", [("q", [1, 5, 16]), ("k", [1, 5, 16]), ("v", [1, 5, 16])],
         [("y", [1, 5, 16])], num_heads=4, unidirectional=1),
@@ -444,6 +454,29 @@ def test_a_query_with_every_key_masked_gets_zeros_as_in_onnx_runtime():
     assert not np.isnan(got["y"]).any()
     assert (got["y"][:, :, 1, :] == 0).all()
     assert_close(run_ort(model, feeds), got, "fully masked query")
+
+
+def test_multi_head_attention_gives_nan_to_a_query_with_every_key_masked_as_onnx_runtime():
+    # Unlike ONNX's Attention (zeros, above): MultiHeadAttention's softmax of a row of -inf.
+    model = CASES["MultiHeadAttention attention bias"]()
+    feeds = feeds_for(model)
+    feeds["ab"][1, 0, 2, :] = -np.inf  # batch 1, query 2: every key masked, in both heads
+    feeds["ab"][0, 0, 1, 3:] = -np.inf  # some keys only
+    ref, got = run_ort(model, feeds)["y"], graphsub.evaluate(model, feeds)["y"]
+    assert np.isnan(ref[1, 2]).all() and np.isnan(got[1, 2]).all()
+    assert np.array_equal(np.isnan(ref), np.isnan(got))
+    finite = ~np.isnan(ref)
+    assert np.abs(ref[finite] - got[finite]).max() <= 1e-4
+
+
+def test_an_attention_bias_that_onnx_runtime_does_not_broadcast_is_kept_opaque():
+    # [B, 1, 1, L]: ONNX Runtime wants the query axis whole; graphsub does not read the node.
+    model = one_node_model(
+        "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 6, 16]), ("v", [2, 6, 8]),
+                               ("", None), ("", None), ("ab", [2, 1, 1, 6])],
+        [("y", [2, 4, 8])], num_heads=2)
+    with pytest.raises(graphsub.Error, match="no reference semantics"):
+        graphsub.evaluate(model, feeds_for(model))
 
 
 def _residual_norm(op_type, tmp_path):

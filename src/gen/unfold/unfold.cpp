@@ -41,19 +41,21 @@ void check_term(const TermPtr& t, const std::string& text) {
 }
 
 // `t` with the definitions applied until none matches, the first match in pre-order each time.
-TermPtr unfolded(TermPtr t, const std::vector<TermRewrite>& defs, const std::string& text) {
-  for (int step = 0; step < 100; ++step) {
-    bool changed = false;
-    for (const TermRewrite& d : defs) {
-      std::vector<TermPtr> next = rewrites_once(t, d);
-      if (next.empty()) continue;
-      t = next.front();
-      changed = true;
-      break;
-    }
-    if (!changed) return t;
+// Where several definitions apply (an operator defined twice, as masked attention is with a
+// broadcast mask and with one of the scores' shape), each gives its own unfoldings; a form
+// reached twice is kept once.
+void unfold_all(const TermPtr& t, const std::vector<TermRewrite>& defs, const std::string& text,
+                int step, std::set<std::string>& seen, std::vector<TermPtr>& out) {
+  if (step == 100)
+    throw Error(fmt::format("unfold: the definitions of {} still apply after 100 steps", text));
+  bool applied = false;
+  for (const TermRewrite& d : defs) {
+    std::vector<TermPtr> next = rewrites_once(t, d);
+    if (next.empty()) continue;
+    applied = true;
+    unfold_all(next.front(), defs, text, step + 1, seen, out);
   }
-  throw Error(fmt::format("unfold: the definitions of {} still apply after 100 steps", text));
+  if (!applied && seen.insert(rules::term_str(t)).second) out.push_back(t);
 }
 
 }  // namespace
@@ -73,13 +75,15 @@ UnfoldResult unfold_fused(const rules::RuleSet& axioms, const UnfoldOptions& o) 
     if (fused->kind != Term::Kind::App)
       throw Error(fmt::format("unfold: {} is no application", text));
     check_term(fused, text);
-    TermPtr base = unfolded(fused, defs, text);
-    if (rules::term_equal(base, fused))
+    std::set<std::string> seen;
+    std::vector<TermPtr> bases;
+    unfold_all(fused, defs, text, 0, seen, bases);
+    if (bases.size() == 1 && rules::term_equal(bases.front(), fused))
       throw Error(fmt::format("unfold: no defining axiom applies to {}", text));
     ++res.unfolded;
     // Breadth first, so that each form is reached by the fewest applications of `via`.
-    std::set<std::string> seen{rules::term_str(base)};
-    std::deque<std::pair<TermPtr, int>> queue{{base, 0}};
+    std::deque<std::pair<TermPtr, int>> queue;
+    for (TermPtr& base : bases) queue.push_back({base, 0});
     while (!queue.empty()) {
       auto [form, steps] = queue.front();
       queue.pop_front();

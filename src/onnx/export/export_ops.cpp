@@ -543,6 +543,20 @@ void runtime_operator(Ctx& x) {
     outs[at] = x.out[k];
   }
   std::vector<std::string> in = x.in;
+  if (!r->ranked_inputs.empty()) {  // each optional input at its rank's position
+    auto required = static_cast<size_t>(x.n.op->min_inputs);
+    in.resize(std::min(in.size(), required));
+    for (size_t i = required; i < x.in.size(); ++i) {
+      auto rank = static_cast<int>(x.c.shape(x.n.inputs[i]).size());
+      auto it = std::find_if(r->ranked_inputs.begin(), r->ranked_inputs.end(),
+                             [&](const RankedInput& p) { return p.rank == rank; });
+      if (it == r->ranked_inputs.end())
+        throw Error(fmt::format("export: {} has no input of rank {}", r->op_type, rank));
+      auto at = static_cast<size_t>(it->at);
+      if (in.size() <= at) in.resize(at + 1);
+      in[at] = x.in[i];
+    }
+  }
   for (const IntInput& held : r->int_inputs) {  // by position, in increasing order
     const std::vector<int64_t>& v = x.n.attrs.ints(std::string(held.name));
     const Shape& first = x.c.shape(x.n.inputs[0]);

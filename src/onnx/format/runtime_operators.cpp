@@ -19,9 +19,13 @@ const std::vector<RuntimeOperator>& table() {
        .ir = "ort_skip_layernorm",
        .outputs = {0, 3},
        .zero_when_absent = {3}},
-      // Q, K and V of [batch, sequence, hidden] and the projections' bias; key padding
-      // masks, attention biases, past keys and values and the packed forms stay opaque.
-      {.domain = kMs, .op_type = "MultiHeadAttention", .ir = "ort_mha"},
+      // Q, K and V of [batch, sequence, hidden], the projections' bias and the attention bias
+      // (added to the scores); key padding masks, past keys and values and the packed forms
+      // stay opaque.
+      {.domain = kMs,
+       .op_type = "MultiHeadAttention",
+       .ir = "ort_mha",
+       .ranked_inputs = {{.at = 3, .rank = 1}, {.at = 5, .rank = 4}}},
       // BERT's form: the input, one packed QKV weight and its bias; mask indices, past
       // states, attention biases and rotary embeddings stay opaque.
       {.domain = kMs,

@@ -23,6 +23,12 @@ struct IntInput {
   Layout layout = Layout::PositionIds;
 };
 
+// An optional input the IR operator tells apart from the others by its rank.
+struct RankedInput {
+  int at = 0;    // the node input's position
+  int rank = 0;  // the rank of the tensor it takes
+};
+
 struct RuntimeOperator {
   std::string_view domain;   // "com.microsoft"; "" for one ONNX Runtime puts in ONNX's domain
   std::string_view op_type;  // "SkipLayerNormalization"
@@ -38,6 +44,11 @@ struct RuntimeOperator {
   // Inputs that must be integer constants (RotaryEmbedding's position ids,
   // GroupQueryAttention's sequence lengths), in increasing order of position.
   std::vector<IntInput> int_inputs;
+  // Optional inputs placed by rank (MultiHeadAttention's bias and attention bias): the IR
+  // operator holds the given ones after its required inputs, in the node's order, and each is
+  // written at the position of its rank, the positions between left absent. A node with an
+  // optional input at another position is not read. Empty: the IR's inputs are the node's.
+  std::vector<RankedInput> ranked_inputs;
   // False for a node read into a portable IR operator that is written in the default domain.
   bool written = true;
   // Non-empty for a node that is an ONNX operator followed by its `activation` attribute

@@ -102,6 +102,17 @@ std::vector<TensorRef> convert_runtime_operator(ImportContext& c, const onnx::No
   while (last >= 0 && (!c.has_input(n, last) || int_input(last))) --last;
   std::vector<TensorRef> in;
   for (int i = 0; i < n.input_size(); ++i) {
+    if (!r.ranked_inputs.empty() && i >= op.min_inputs) {
+      if (!c.has_input(n, i)) continue;
+      auto it = std::find_if(r.ranked_inputs.begin(), r.ranked_inputs.end(),
+                             [&](const RankedInput& p) { return p.at == i; });
+      if (it == r.ranked_inputs.end()) throw Decline{fmt::format("input {} is given", i)};
+      TensorRef t = c.data(n, i);
+      if (static_cast<int>(c.shape(t).size()) != it->rank)
+        throw Decline{fmt::format("input {} has rank {}, not {}", i, c.shape(t).size(), it->rank)};
+      in.push_back(t);
+      continue;
+    }
     if (const IntInput* held = int_input(i)) {
       std::optional<std::vector<int64_t>> v = c.const_ints(n, i);
       if (!v) throw Decline{fmt::format("input {} ({}) is not a constant", i, held->name)};
