@@ -221,7 +221,9 @@ def main():
     all_pred, all_meas, corr_rows = [], [], []
     for model in a.models:
         orig, label = original_file(model, a.out, graphsub)
-        base = os.path.splitext(os.path.basename(orig))[0] + "." + model.partition(":")[0]
+        # tv:NAME and builtin:NAME are told apart by their kind; a path by its file name.
+        kind, colon, _ = model.partition(":")
+        base = os.path.splitext(os.path.basename(orig))[0] + ("." + kind if colon else "")
         opt = os.path.join(a.out, "opt", base + ".opt.onnx")
         log = os.path.join(a.out, "opt", base + ".log")
         report = os.path.join(a.out, "opt", base + ".report.json")
