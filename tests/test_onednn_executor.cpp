@@ -585,7 +585,7 @@ const std::map<std::string, CaseFn>& cases() {
   static const std::map<std::string, CaseFn> m = [] {
     std::map<std::string, CaseFn> c;
     for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "gelu_tanh", "erf", "exp", "sqrt",
-                           "identity", "relu6", "hardswish", "silu", "neg"})
+                           "identity", "relu6", "hardswish", "silu", "neg", "nan_to_zero"})
       c[op] = [op](Rng& r) { return unary_case(r, op); };
     for (const char* op : {"ewadd", "ewmul"})
       c[op] = [op](Rng& r) { return same_shape_case(r, op); };

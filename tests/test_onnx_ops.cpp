@@ -366,6 +366,26 @@ TEST(OnnxOps, GeluChainAsPyTorchWritesItIsOneOperator) {
   }
 }
 
+// torch's guard after an attention softmax, Where(IsNaN(p), 0, p), is one operator
+// (nan_to_zero), written back as the same two nodes; the square roots of negative inputs give
+// it NaNs to zero. A Where with another fill value or another tested tensor stays opaque.
+TEST(OnnxOps, NanGuardAsTorchWritesItIsOneOperator) {
+  for (int variant : {0, 1, 2}) {
+    OnnxBuilder b(17);
+    b.input("x", {2, 3, 4});
+    b.node("Sqrt", {"x"}, {"s"});
+    b.node("IsNaN", {variant == 2 ? "x" : "s"}, {"bad"});
+    b.init_floats("fill", {variant == 1 ? 1.f : 0.f}, Shape{});
+    b.node("Where", {"bad", "fill", "s"}, {"y"});
+    b.output("y", {2, 3, 4});
+    ImportedModel m = agree(b, fmt::format("nan_guard_{}", variant), variant == 0);
+    auto n = testing::op_counts(m.graph);
+    EXPECT_EQ(n["nan_to_zero"], variant == 0 ? 1 : 0) << variant;
+    EXPECT_EQ(n["opaque"], variant == 0 ? 0 : 2) << variant;
+    EXPECT_EQ(m.summary.opaque.size(), variant == 0 ? 0u : 2u) << variant;
+  }
+}
+
 TEST(OnnxOps, HardSwishFromOpset14AndClipWithOneBound) {
   OnnxBuilder b14(14);
   b14.input("x", {2, 3, 4});

@@ -191,5 +191,36 @@ TEST(AttentionOp, ShapeErrorsNameTheOperands) {
                        "must all have rank 4"));
 }
 
+// The axiom nan-to-zero-softmax-product (specs/operators.axioms) at the rows where it matters:
+// a query whose scores are all -inf, one with a +inf score, one with a NaN score. Each softmax
+// row is NaN everywhere or nowhere, so zeroing NaNs before the product with the values or after
+// it gives the same, bit for bit. Not so for a matrix with a single NaN: the axiom is about
+// softmax rows, not products in general.
+TEST(AttentionOp, ZeroingASoftmaxsNanRowsCommutesWithItsProduct) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  HostTensor<float> s{{1, 1, 4, 3},
+                      {0.5f, -1, 2,  //
+                       -inf, -inf, -inf, 1, inf, 0, 3, nan, -2}};
+  std::mt19937 rng(5);
+  auto v = random_f32({1, 1, 3, 2}, rng);
+  auto p = run_op<float>("softmax", {s}, {{"axis", int64_t{-1}}})[0];
+  for (int64_t row = 1; row < 4; ++row)
+    for (int64_t j = 0; j < 3; ++j) EXPECT_TRUE(std::isnan(p.data[row * 3 + j])) << row << j;
+  auto before = run_op<float>("matmul", {run_op<float>("nan_to_zero", {p}, {})[0], v},
+                              {{"act", std::string("none")}})[0];
+  auto after = run_op<float>(
+      "nan_to_zero", {run_op<float>("matmul", {p, v}, {{"act", std::string("none")}})[0]}, {})[0];
+  ASSERT_EQ(before.data.size(), after.data.size());
+  for (size_t i = 0; i < before.data.size(); ++i) {
+    EXPECT_EQ(before.data[i], after.data[i]) << i;
+    EXPECT_EQ(before.data[i] == 0, i >= 2) << i;  // the first row attends; the others are zeros
+  }
+  HostTensor<float> one_nan{{1, 1, 1, 3}, {0.25f, nan, 0.5f}};
+  auto zeroed_first = run_op<float>("matmul", {run_op<float>("nan_to_zero", {one_nan}, {})[0], v},
+                                    {{"act", std::string("none")}});
+  EXPECT_NE(zeroed_first[0].data[0], 0.0f);
+}
+
 }  // namespace
 }  // namespace graphsub

@@ -89,6 +89,7 @@ TEST(OpsShapes, EveryRegisteredOperatorIsCovered) {
                                          "ort_attention",
                                          "attention",
                                          "neg",
+                                         "nan_to_zero",
                                          "rotary_embedding",
                                          "ort_rotary_embedding",
                                          "ort_gqa"};
@@ -273,8 +274,8 @@ TEST(OpsShapes, Elementwise) {
   }
   EXPECT_EQ(shape0("smul", {{2, 3}, {}}), (Shape{2, 3}));
   EXPECT_TRUE(contains(infer_error("smul", {{2, 3}, {1}}), "0-d"));
-  for (const char* op :
-       {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity", "neg"}) {
+  for (const char* op : {"relu", "sigmoid", "tanh", "gelu", "erf", "exp", "sqrt", "identity", "neg",
+                         "nan_to_zero"}) {
     EXPECT_EQ(shape0(op, {{2, 5, 7}}), (Shape{2, 5, 7}));
     EXPECT_TRUE(contains(infer_error(op, {{2}, {2}}), "takes 1 inputs, got 2"));
   }

@@ -155,8 +155,9 @@ enum class Mask { None, PerBatch, Full, Shared };
 // The candidates that rules/ort_attention.rules makes of a Hugging Face attention block (each
 // of q, k, v split into heads and moved before the sequence, the key straight into its
 // transpose, 0231, both scaled by d^-1/4, the heads moved back and merged): how many hold one
-// MultiHeadAttention, each checked equal to the block and free of transposes.
-size_t attention_fusions(Mask mask) {
+// MultiHeadAttention, each checked equal to the block and free of transposes. `guarded`: the
+// softmax ends in torch's Where(IsNaN(p), 0, p), which the fused form keeps after the operator.
+size_t attention_fusions(Mask mask, bool guarded = false) {
   GraphBuilder b;
   const int64_t batch = 2, seq = 3, heads = 2, d = 4, hidden = heads * d;
   auto x = b.input("x", {batch, seq, hidden});
@@ -172,7 +173,8 @@ size_t attention_fusions(Mask mask) {
   if (mask == Mask::PerBatch) scores = b.op("add", {scores, b.input("m", {batch, 1, seq, seq})});
   if (mask == Mask::Shared) scores = b.op("add", {scores, b.input("m", {1, 1, seq, seq})});
   if (mask == Mask::Full) scores = b.op("ewadd", {scores, b.input("m", {batch, heads, seq, seq})});
-  auto o = b.matmul(b.softmax(scores), v);
+  auto p = b.softmax(scores);
+  auto o = b.matmul(guarded ? b.op("nan_to_zero", {p}) : p, v);
   b.output("y", b.reshape(b.transpose(o, {0, 2, 1, 3}), {batch, seq, hidden}));
   Graph g = b.finish();
 
@@ -184,7 +186,7 @@ size_t attention_fusions(Mask mask) {
     for (const rules::Rule& dir : rules::orientations(r)) {
       opt::RuleTransform t(dir);
       opt::apply_everywhere(t, ix, [&](opt::Candidate&& cand) {
-        size_t mha = 0, transposes = 0, inputs = 0;
+        size_t mha = 0, transposes = 0, inputs = 0, guards = 0;
         for (NodeId id = 0; id < cand.graph.num_slots(); ++id) {
           if (!cand.graph.alive(id)) continue;
           const Node& n = cand.graph.node(id);
@@ -193,11 +195,13 @@ size_t attention_fusions(Mask mask) {
             inputs = n.inputs.size();
           }
           transposes += n.op->name == "transpose";
+          guards += n.op->name == "nan_to_zero";
         }
         if (mha != 1) return;
         ++fused;
         EXPECT_EQ(inputs, mask == Mask::None ? 3u : 4u) << dir.name;
         EXPECT_EQ(transposes, 0u) << dir.name;
+        EXPECT_EQ(guards, guarded ? 1u : 0u) << dir.name;
         EXPECT_TRUE(check_equivalent(g, cand.graph, {.seed = 7}).ok) << dir.name;
       });
     }
@@ -206,7 +210,8 @@ size_t attention_fusions(Mask mask) {
 
 // The library that introduces MultiHeadAttention is unfolded from its definitions (`graphsub
 // unfold`, its header's command) and proved; it finds attention as Hugging Face's exports
-// write it, with the mask as its attention bias where the mask has the batch's own.
+// write it, with the mask as its attention bias where the mask has the batch's own, and with
+// torch's NaN guard after the softmax.
 TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
   std::string header = command_of("rules/ort_attention.rules");
   EXPECT_NE(header.find("graphsub unfold --term"), std::string::npos) << header;
@@ -216,6 +221,10 @@ TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
   EXPECT_EQ(attention_fusions(Mask::PerBatch), 1u);
   EXPECT_EQ(attention_fusions(Mask::Full), 1u);
   EXPECT_EQ(attention_fusions(Mask::Shared), 0u);
+  // torch's guarded softmax (BERT, DistilBERT, RoBERTa, GPT-2 as torch 2.15 exports them).
+  EXPECT_EQ(attention_fusions(Mask::PerBatch, true), 1u);
+  EXPECT_EQ(attention_fusions(Mask::Full, true), 1u);
+  EXPECT_EQ(attention_fusions(Mask::Shared, true), 0u);
 }
 
 // A longer form (layernorm_b: LayerNormalization with its bias) matches only the nodes with

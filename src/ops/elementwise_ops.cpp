@@ -167,6 +167,12 @@ struct GeluTanh {
     return Scalar<T>::gelu_tanh(x);
   }
 };
+struct NanToZero {
+  template <class T>
+  static T apply(T x) {
+    return Scalar<T>::nan_to_zero(x);
+  }
+};
 struct Neg {  // exact in wrap-around uint32 too: a linear map, no stand-in
   template <class T>
   static T apply(T x) {
@@ -243,6 +249,9 @@ void register_elementwise_ops(std::vector<OpDef>& defs) {
   defs.push_back(unary<Relu6>("relu6", "relu6"));
   defs.push_back(unary<HardSwish>("hardswish", "hardswish"));
   defs.push_back(unary<Silu>("silu", "silu"));
+  // Where(IsNaN(x), 0, x), one operator so that the rules see torch's guarded attention softmax
+  // as a unit (its axioms, specs/operators.axioms, say where it moves).
+  defs.push_back(unary<NanToZero>("nan_to_zero", "nan_to_zero"));
 }
 
 }  // namespace graphsub

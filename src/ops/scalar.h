@@ -36,6 +36,9 @@ struct Scalar<float> {
   // ONNX HardSwish: x * max(0, min(1, x/6 + 1/2)).
   static float hardswish(float x) { return x * std::min(std::max(x / 6.0f + 0.5f, 0.0f), 1.0f); }
   static float silu(float x) { return x * sigmoid(x); }
+  // Where(IsNaN(x), 0, x): torch's guard after an attention softmax, whose fully masked rows
+  // are NaN.
+  static float nan_to_zero(float x) { return std::isnan(x) ? 0.0f : x; }
   static float max(float a, float b) { return std::max(a, b); }
   static float lowest() { return -INFINITY; }
 };
@@ -78,6 +81,9 @@ struct Scalar<uint32_t> {
   // ewmul(x, sigmoid(x)) share their fingerprint; hardswish's gate is its own stand-in.
   static U hardswish(U x) { return x * (x * (x * 79u + 83u) + 89u); }
   static U silu(U x) { return x * sigmoid(x); }
+  // No NaN exists here; a stand-in all the same, so that the generator never takes the guard
+  // for the identity (it is not one in floats).
+  static U nan_to_zero(U x) { return x * (x * 107u + 109u) + 113u; }
   static U max(U a, U b) { return std::max(a, b); }
   static U lowest() { return 0; }
 };

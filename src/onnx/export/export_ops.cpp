@@ -182,6 +182,13 @@ void write_silu(Ctx& x, const std::string& from, const std::string& to) {
   x.node("Mul", {from, gate}, {to});
 }
 
+// Where(IsNaN(x), 0, x), as torch writes its attention softmax's guard.
+void nan_to_zero(Ctx& x) {
+  std::string nan = x.tmp("isnan");
+  x.node("IsNaN", {x.in[0]}, {nan});
+  x.node("Where", {nan, x.c.float_const(x.base + "_zero", 0.0f), x.in[0]}, {x.out[0]});
+}
+
 void hardswish(Ctx& x) {
   write_hardswish(x, x.in[0], x.out[0]);
 }
@@ -657,6 +664,7 @@ const std::map<std::string, Writer>& writers() {
       {"hardsigmoid", hardsigmoid},
       {"hardswish", hardswish},
       {"silu", silu},
+      {"nan_to_zero", nan_to_zero},
       {"leaky_relu", leaky_relu},
       {"prelu", same<kPRelu>},
       {"pow", pow},

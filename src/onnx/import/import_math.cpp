@@ -130,6 +130,21 @@ std::vector<TensorRef> sum(ImportContext& c, const NodeProto& n) {
   return binary<0>(c, n);
 }
 
+// Where(IsNaN(x), 0, x) is nan_to_zero(x): torch's scaled dot-product attention guards its
+// softmax so, giving a query whose every key is masked zeros instead of NaN. Any other Where
+// computed at run time stays opaque (graphsub's tensors hold no booleans).
+std::vector<TensorRef> where(ImportContext& c, const NodeProto& n) {
+  if (n.input_size() != 3) throw Decline{"a Where without three inputs"};
+  TensorRef cond = c.input(n, 0), x = c.input(n, 2);
+  const Node& test = c.g.node(cond.node);
+  bool isnan_of_x = test.op->name == "opaque" && test.attrs.s("op_type") == "IsNaN" &&
+                    test.attrs.s("domain").empty() && test.inputs.size() == 1 &&
+                    test.inputs[0] == x;
+  if (!isnan_of_x || !neutral(c, x, c.input(n, 1), 0.0f))
+    throw Decline{"a Where other than Where(IsNaN(x), 0, x)"};
+  return {c.op(n, "nan_to_zero", {c.data(n, 2)})};
+}
+
 template <const char* Op>
 std::vector<TensorRef> unary(ImportContext& c, const NodeProto& n) {
   return {c.op(n, Op, {c.data(n, 0)})};
@@ -301,6 +316,7 @@ void add_math_converters(std::map<std::string, Converter>& t) {
   t["Exp"] = unary<kExp>;
   t["Sqrt"] = unary<kSqrt>;
   t["Gelu"] = gelu;
+  t["Where"] = where;
   t["Clip"] = clip;
   t["HardSigmoid"] = hardsigmoid;
   t["HardSwish"] = unary<kHardSwish>;

@@ -781,6 +781,14 @@ ImportedModel Importer::run() {
   }
   add_outputs();
   result_.graph.remove_dead();
+  // The opaque nodes listed are those kept: one read only by a node converted around it (the
+  // IsNaN of Where(IsNaN(x), 0, x)) went with the dead ones.
+  std::set<std::string> kept;
+  for (NodeId id = 0; id < result_.graph.num_slots(); ++id)
+    if (result_.graph.alive(id) && result_.graph.node(id).op->cls == OpClass::Opaque)
+      kept.insert(result_.graph.node(id).name);
+  std::erase_if(result_.summary.opaque,
+                [&](const OpaqueNodeInfo& o) { return !kept.count(o.name); });
   try {
     validate(result_.graph);
   } catch (const Error& e) {
