@@ -132,6 +132,22 @@ TEST(OnnxOps, BroadcastingArithmeticAndActivations) {
   EXPECT_EQ(ops["smul"], 1);   // times a 0-d scalar
 }
 
+// A product with a constant of one element that leaves the other operand's shape (torch's
+// attention scale, [1]) is a product with a scalar; one that would widen it ([1,1,1,1] times a
+// rank-3 tensor) broadcasts.
+TEST(OnnxOps, ProductWithAOneElementConstantIsAScalarProduct) {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4});
+  b.init_floats("one", {0.5f}, Shape{1});
+  b.init_floats("wide", {2.0f}, Shape{1, 1, 1, 1});
+  b.node("Mul", {"one", "x"}, {"m"});
+  b.node("Mul", {"m", "wide"}, {"y"});
+  b.output("y", {1, 2, 3, 4});
+  auto ops = testing::op_counts(agree(b, "one_element_product").graph);
+  EXPECT_EQ(ops["smul"], 1);
+  EXPECT_EQ(ops["mul"], 1);
+}
+
 TEST(OnnxOps, ShapeOperatorsOpset13) {
   OnnxBuilder b(13);
   b.input("x", {2, 6, 4});

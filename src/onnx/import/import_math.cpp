@@ -119,6 +119,14 @@ std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
   }
   if (Kind == 2 && c.shape(b).empty() && !c.shape(a).empty()) return {c.op(n, "smul", {a, b})};
   if (Kind == 2 && c.shape(a).empty() && !c.shape(b).empty()) return {c.op(n, "smul", {b, a})};
+  // A constant of one element that leaves the other operand's shape ([1], as torch computes
+  // its attention scale) is the same product with a scalar.
+  if (Kind == 2)
+    for (auto [x, k] : {std::pair{a, b}, std::pair{b, a}}) {
+      auto v = scalar_of(c, k);
+      if (v && !c.shape(k).empty() && c.shape(k).size() <= c.shape(x).size())
+        return {c.op(n, "smul", {x, c.float_weight(n.name() + "_scalar", Shape{}, {*v})})};
+    }
   return {c.op(n, bcast[Kind], {a, b})};
 }
 
