@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "check/equivalence.h"
 #include "driver/data_paths.h"
 #include "ir/builder.h"
 #include "opt/match/graph_index.h"
+#include "opt/transforms/canonical_views.h"
 #include "opt/transforms/rule_library.h"
 #include "opt/transforms/rule_transform.h"
 #include "rules/orientations.h"
@@ -146,6 +148,20 @@ TEST(OptRules, OrtFusedRulesAreGeneratedProvedAndNotLoadedByDefault) {
   expect_all_proved("rules/ort_fused.rules", 50);
 }
 
+// Calls f(rule direction, candidate) for every candidate that rules/ort_attention.rules makes
+// of g, each rule in each direction, at every match.
+void for_each_attention_candidate(const Graph& g,
+                                  const std::function<void(const std::string&, const Graph&)>& f) {
+  auto axioms = rules::load_rules(driver::shipped_axioms());
+  auto rs = load("rules/ort_attention.rules", axioms);
+  opt::GraphIndex ix(g);
+  for (const rules::Rule& r : rs.rules)
+    for (const rules::Rule& dir : rules::orientations(r)) {
+      opt::RuleTransform t(dir);
+      opt::apply_everywhere(t, ix, [&](opt::Candidate&& cand) { f(dir.name, cand.graph); });
+    }
+}
+
 // How the scores of an attention block take a mask: none, one broadcast over the heads
 // ([B, 1, S, S], a padding or causal mask: add), one of the scores' shape ([B, H, S, S], T5's
 // position bias: ewadd), and one broadcast over the batch too ([1, 1, S, S]), outside the
@@ -177,35 +193,72 @@ size_t attention_fusions(Mask mask, bool guarded = false) {
   auto o = b.matmul(guarded ? b.op("nan_to_zero", {p}) : p, v);
   b.output("y", b.reshape(b.transpose(o, {0, 2, 1, 3}), {batch, seq, hidden}));
   Graph g = b.finish();
-
-  auto axioms = rules::load_rules(driver::shipped_axioms());
-  auto rs = load("rules/ort_attention.rules", axioms);
-  opt::GraphIndex ix(g);
   size_t fused = 0;
-  for (const rules::Rule& r : rs.rules)
-    for (const rules::Rule& dir : rules::orientations(r)) {
-      opt::RuleTransform t(dir);
-      opt::apply_everywhere(t, ix, [&](opt::Candidate&& cand) {
-        size_t mha = 0, transposes = 0, inputs = 0, guards = 0;
-        for (NodeId id = 0; id < cand.graph.num_slots(); ++id) {
-          if (!cand.graph.alive(id)) continue;
-          const Node& n = cand.graph.node(id);
-          if (n.op->name == "ort_mha") {
-            ++mha;
-            inputs = n.inputs.size();
-          }
-          transposes += n.op->name == "transpose";
-          guards += n.op->name == "nan_to_zero";
-        }
-        if (mha != 1) return;
-        ++fused;
-        EXPECT_EQ(inputs, mask == Mask::None ? 3u : 4u) << dir.name;
-        EXPECT_EQ(transposes, 0u) << dir.name;
-        EXPECT_EQ(guards, guarded ? 1u : 0u) << dir.name;
-        EXPECT_TRUE(check_equivalent(g, cand.graph, {.seed = 7}).ok) << dir.name;
-      });
+  for_each_attention_candidate(g, [&](const std::string& rule, const Graph& cand) {
+    size_t mha = 0, transposes = 0, inputs = 0, guards = 0;
+    for (NodeId id = 0; id < cand.num_slots(); ++id) {
+      if (!cand.alive(id)) continue;
+      const Node& n = cand.node(id);
+      if (n.op->name == "ort_mha") {
+        ++mha;
+        inputs = n.inputs.size();
+      }
+      transposes += n.op->name == "transpose";
+      guards += n.op->name == "nan_to_zero";
     }
+    if (mha != 1) return;
+    ++fused;
+    EXPECT_EQ(inputs, mask == Mask::None ? 3u : 4u) << rule;
+    EXPECT_EQ(transposes, 0u) << rule;
+    EXPECT_EQ(guards, guarded ? 1u : 0u) << rule;
+    EXPECT_TRUE(check_equivalent(g, cand, {.seed = 7}).ok) << rule;
+  });
   return fused;
+}
+
+// The same count for torch's sequence-first nn.MultiheadAttention as torch 2.15 exports it
+// (x [S, B, E]; each of q, k, v reshaped to [S, B*H, D], transposed to [B*H, S, D] and reshaped
+// to [B, H, S, D]; q and the key's transpose scaled by d^-1/4; the context moved to [S, B, H, D]
+// and merged to [S*B, E] for the output projection), after its chains of reshapes and
+// transposes are written in the rule language (opt/transforms/canonical_views.h), as the
+// search does with --ort-contrib-ops.
+size_t torch_attention_fusions(int64_t batch) {
+  GraphBuilder b;
+  const int64_t seq = 3, heads = 2, d = 4, hidden = heads * d;
+  auto x = b.input("x", {seq, batch, hidden});
+  auto project = [&](const char* w) { return b.matmul(x, b.weight(w, {hidden, hidden})); };
+  auto c = b.weight("c", {});
+  auto heads_of = [&](TensorRef t) {
+    auto rows = b.transpose(b.reshape(t, {seq, batch * heads, d}), {1, 0, 2});
+    return b.reshape(rows, {batch, heads, seq, d});
+  };
+  auto q = b.op("smul", {heads_of(project("wq")), c});
+  auto kt = b.op("smul", {b.transpose(heads_of(project("wk")), {0, 1, 3, 2}), c});
+  auto o = b.matmul(b.softmax(b.matmul(q, kt)), heads_of(project("wv")));
+  auto merged = b.reshape(b.transpose(o, {2, 0, 1, 3}), {seq * batch, hidden});
+  b.output("y", b.matmul(merged, b.weight("wo", {hidden, hidden})));
+  Graph original = b.finish();
+  Graph g = original;
+  EXPECT_EQ(opt::canonicalize_views(g), 4u);  // q, k, v and the context
+  size_t fused = 0;
+  for_each_attention_candidate(g, [&](const std::string& rule, const Graph& cand) {
+    size_t mha = 0, softmax = 0;
+    for (NodeId id = 0; id < cand.num_slots(); ++id) {
+      if (!cand.alive(id)) continue;
+      mha += cand.node(id).op->name == "ort_mha";
+      softmax += cand.node(id).op->name == "softmax";
+    }
+    if (mha != 1) return;
+    ++fused;
+    EXPECT_EQ(softmax, 0u) << rule;
+    EXPECT_TRUE(check_equivalent(original, cand, {.seed = 7}).ok) << rule;
+  });
+  return fused;
+}
+
+TEST(OptRules, OrtAttentionRulesFindTorchsSequenceFirstAttention) {
+  EXPECT_EQ(torch_attention_fusions(2), 1u);
+  EXPECT_EQ(torch_attention_fusions(1), 1u);  // the zoo's export: a batch of one, fixed
 }
 
 // The library that introduces MultiHeadAttention is unfolded from its definitions (`graphsub

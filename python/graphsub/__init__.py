@@ -87,10 +87,9 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
     note in report["import"]["notes"] where Node.js or onnxruntime-node is missing).
     guard_runs: ort target: timed runs of the original and the result in ONNX Runtime
     before returning; a result slower beyond the noise band is replaced by the original
-    (0: no guard). ort_contrib_ops: ort target: write ONNX Runtime's fused com.microsoft
-    operators (attention, and those the generated rules of rules/ort_fused.rules introduce)
-    where its optimizer misses them, when they check equal and time faster there; the model
-    then runs in ONNX Runtime only. rules: a rule file or a list of them (None: the shipped
+    (0: no guard). ort_contrib_ops: ort target: the search may introduce ONNX Runtime's
+    fused com.microsoft operators by the generated rules of rules/ort_fused.rules and
+    rules/ort_attention.rules; the model then runs in ONNX Runtime only. rules: a rule file or a list of them (None: the shipped
     library). check: random input sets compared (0: no check). input_shapes: {input: shape}
     for symbolic dimensions. dims: {dimension name: value}, the value of a symbolic
     dimension for every input that has it (the command's --dim). Raises CheckError when the check fails.

@@ -113,10 +113,10 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
                       "of each file would take more than about 12 s)",
                       driver::kDefaultGuardCandidates)),
       cmd.add_flag("--ort-contrib-ops", o.ort_contrib_ops,
-                   "--target ort: write ONNX Runtime's fused com.microsoft operators (multi-head "
-                   "attention; the generated rules of rules/ort_fused.rules in the search) where "
-                   "its optimizer misses them, when they check equal and time faster in ONNX "
-                   "Runtime; the file then runs in ONNX Runtime only"),
+                   "--target ort: let the search introduce ONNX Runtime's fused com.microsoft "
+                   "operators (multi-head attention, skip normalizations, ...) by the generated "
+                   "rules of rules/ort_fused.rules and rules/ort_attention.rules; the file then "
+                   "runs in ONNX Runtime only"),
       cmd.add_option(
           "--dump-candidates", o.dump_candidates,
           "debugging: write sampled candidate graphs (the search's path, finalists, "
@@ -159,7 +159,7 @@ int run_onnx(OptimizeCommandOptions& c, bool quiet) {
     fmt::print(stderr, "error: {}\n", r.failure);
     return 1;
   }
-  if (!quiet) print_written(o.output);
+  print_written(o.output, r.report, quiet);
   return 0;
 }
 

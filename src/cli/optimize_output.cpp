@@ -80,6 +80,11 @@ void OnnxJobPrinter::optimized(const Graph& before, const opt::OptimizeResult& r
     fmt::print("rules applied: {}\n", fmt::join(parts, ", "));
   }
   if (r.folded) fmt::print("weights pre-computed: {} operators\n", r.folded);
+  if (r.views_canonicalized || r.reshapes_joined)
+    fmt::print(
+        "reshape and transpose chains: {} written in the rule language before the search, {} "
+        "reshapes joined after it\n",
+        r.views_canonicalized, r.reshapes_joined);
 }
 
 // Outputs one line each; cuts at opaque nodes grouped by op type (mismatches also alone).
@@ -142,14 +147,6 @@ void OnnxJobPrinter::guarded(const ort::GuardResult& g) {
   }
 }
 
-void OnnxJobPrinter::contrib(const driver::ContribStep& c) {
-  // Said even when quiet when written: the file then runs in ONNX Runtime only.
-  if (quiet_ && !c.written) return;
-  fmt::print("ort contrib ops: {}\n", c.verdict);
-  if (quiet_) return;
-  for (const auto& site : c.sites) fmt::print("  {}\n", site);
-}
-
 void OnnxJobPrinter::lowered(const std::string& line) {
   if (!quiet_) fmt::print("lowering: {}\n", line);
 }
@@ -178,12 +175,22 @@ void OnnxJobPrinter::layout(const driver::LayoutStep& l) {
   if (l.written) fmt::print("  written: {}\n", l.written->summary());
 }
 
-void print_written(const std::string& output) {
-  auto size = std::filesystem::file_size(output);
-  std::string data = output + ".data";
-  bool external = std::filesystem::exists(data);
-  fmt::print("wrote {} ({:.1f} MB{}), onnx::checker ok\n", output, static_cast<double>(size) / 1e6,
-             external ? fmt::format(", weights in {}", data) : "");
+void print_written(const std::string& output, const driver::Report& r, bool quiet) {
+  if (!quiet) {
+    auto size = std::filesystem::file_size(output);
+    std::string data = output + ".data";
+    bool external = std::filesystem::exists(data);
+    fmt::print("wrote {} ({:.1f} MB{}), onnx::checker ok\n", output,
+               static_cast<double>(size) / 1e6,
+               external ? fmt::format(", weights in {}", data) : "");
+  }
+  // Said even when quiet: the file graphsub wrote runs in ONNX Runtime only.
+  std::vector<std::string> added;
+  for (const auto& [op, n] : runtime_operators_added(r))
+    added.push_back(fmt::format("{} x{}", op, n));
+  if (!added.empty())
+    fmt::print("{} holds ONNX Runtime's own operators ({}): it runs in ONNX Runtime only\n", output,
+               fmt::join(added, ", "));
 }
 
 void print_model_report(const driver::Report& rep, const driver::ModelJobOptions& o) {

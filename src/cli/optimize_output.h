@@ -15,7 +15,6 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
                const std::string& at) override;
   void check_skipped(const std::string& why) override;
   void guarded(const ort::GuardResult& g) override;
-  void contrib(const driver::ContribStep& c) override;
   void layout(const driver::LayoutStep& l) override;
   void lowered(const std::string& line) override;
 
@@ -25,7 +24,9 @@ class OnnxJobPrinter : public driver::OnnxJobObserver {
 };
 
 // "wrote OUT (N MB[, weights in OUT.data]), onnx::checker ok"
-void print_written(const std::string& output);
+// "wrote OUT (size)" unless quiet, and, quiet or not, the runtime's own operators the search
+// introduced (driver::runtime_operators_added), which tie the file to that runtime.
+void print_written(const std::string& output, const driver::Report& r, bool quiet);
 
 // The built-in model form's summary table (printed also when quiet, as before).
 void print_model_report(const driver::Report& r, const driver::ModelJobOptions& o);

@@ -19,8 +19,6 @@
 #include "driver/latency_guard_step.h"
 #include "driver/nchwc_layout_step.h"
 #include "driver/optimize_job.h"
-#include "driver/ort_contrib_step.h"
-#include "driver/scratch_dir.h"
 #include "opt/cost/machine_profile.h"
 #include "opt/search/bisect.h"
 #include "opt/search/search.h"
@@ -89,7 +87,6 @@ class OnnxJob {
     dump_candidates();
     choose_by_latency();
     if (guarded_ && !checked_as_written()) return std::move(out_);
-    fuse_ort_operators();
     write();
     return std::move(out_);
   }
@@ -125,6 +122,7 @@ class OnnxJob {
     rp.seconds["import"] = seconds_since(t);
     opts_ = optimizer_options(o_.search);
     opts_.tolerance = tolerance_for(m_.info->stored_precision(), opts_.tolerance);
+    opts_.canonical_views = o_.ort_contrib_ops;
     rp.options["rtol"] = fmt::format("{}", opts_.tolerance.rtol);
     rp.options["atol"] = fmt::format("{}", opts_.tolerance.atol);
     rp.opset = m_.info->opset();
@@ -449,47 +447,6 @@ class OnnxJob {
     report().import_notes.push_back(note);
   }
 
-  // --ort-contrib-ops: ONNX Runtime's com.microsoft operators in the model to write, kept
-  // when they check equal and time faster there.
-  void fuse_ort_operators() {
-    if (!o_.ort_contrib_ops) return;
-    auto t = JobClock::now();
-    ExportOptions inline_eo = export_options();
-    inline_eo.external_data = false;
-    std::string bytes;
-    try {
-      bytes = export_onnx_bytes(*written_, m_.info.get(), inline_eo);
-    } catch (const Error& e) {  // over protobuf's 2 GiB: the fusion works on one message
-      report().contrib = ContribStep{
-          .verdict = fmt::format("--ort-contrib-ops skipped: the model cannot be held as "
-                                 "one message ({}); it is written without them",
-                                 e.what())};
-      rep_.warn(report().contrib->verdict);
-    }
-    if (!bytes.empty()) {
-      ort::CompareOptions c{.sets = std::max(1, o_.check_runs),
-                            .seed = opts_.seed,
-                            .rtol = opts_.tolerance.rtol,
-                            .atol = opts_.tolerance.atol};
-      // Symbolic dimensions are checked at a second value too, as the graphsub check does.
-      std::vector<int64_t> dims = {1};
-      if (!m_.info->symbolic.empty()) dims.push_back(m_.info->symbolic[0].alt);
-      // Where the input is to be written as given, the fused file must beat the input.
-      ScratchDir dir("graphsub-contrib-input");
-      std::string baseline = !input_bytes_ ? ""
-                             : bytes_      ? dir.write("input.onnx", *bytes_)
-                                           : o_.input;
-      report().contrib =
-          run_ort_contrib_step(*target_.worker, bytes, c, dims, o_.guard_runs, rep_, baseline);
-      if (report().contrib->written) {
-        to_write_ = std::move(bytes);
-        input_bytes_.reset();
-      }
-    }
-    report().seconds["contrib"] = seconds_since(t);
-    observer_.contrib(*report().contrib);
-  }
-
   // The chosen model, to the output file or as bytes; its nodes counted as written.
   void write() {
     auto t = JobClock::now();
@@ -524,8 +481,8 @@ class OnnxJob {
   bool input_only_ = false;
   const Graph* written_ = nullptr;  // the graph to write: the search's, a runner-up's, or m_'s
   std::optional<Graph> padded_;     // the search's choice with channels padded, when timed
-  // The model to write as serialized bytes, when not *written_: with ONNX Runtime's
-  // operators, or the input as given (input_bytes_, moved here on writing).
+  // The model to write as serialized bytes, when not *written_: the input as given
+  // (input_bytes_, moved here on writing).
   std::optional<std::string> to_write_;
   std::optional<std::string> input_bytes_;
 };

@@ -29,8 +29,6 @@ class OnnxJobObserver {
   virtual void check_skipped(const std::string& /*why*/) {}
   // The ort target's end-to-end timing of the original and the optimized model.
   virtual void guarded(const ort::GuardResult& /*g*/) {}
-  // --ort-contrib-ops: what was fused, and whether it is written.
-  virtual void contrib(const ContribStep& /*c*/) {}
   // The ort target: ONNX Runtime's blocked layout, and the channel padding tried.
   virtual void layout(const LayoutStep& /*l*/) {}
   // The ort target: a lowering choice made for the runtime in the written file (one line).

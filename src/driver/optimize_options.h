@@ -57,8 +57,9 @@ struct OnnxJobOptions {
   // ort target: the distinct graphs the guard times (the search's best and its runners-up;
   // -1: kDefaultGuardCandidates).
   int guard_candidates = -1;
-  // ort target: write ONNX Runtime's fused com.microsoft operators where its optimizer misses
-  // them (driver/ort_contrib_step.h); the written file then runs in ONNX Runtime only.
+  // ort target: the search may introduce ONNX Runtime's fused com.microsoft operators, by the
+  // generated and proved rules of shipped_ort_fused_rules() (data_paths.h); the written file
+  // then runs in ONNX Runtime only.
   bool ort_contrib_ops = false;
   // A debugging aid: write sampled candidate graphs and their predicted costs here
   // (driver/candidate_samples.h); "": none.

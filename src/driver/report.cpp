@@ -134,18 +134,6 @@ Json timings_json(const Report& r) {
                                     {"noise", c->noise},
                                     {"confirmed", c->confirmed}};
   }
-  if (r.contrib) {
-    // Whether the fused file was written can depend on its timing: here, not beside the sites.
-    Json c = {{"written", r.contrib->written}, {"verdict", r.contrib->verdict}};
-    if (const auto& g = r.contrib->timing) {
-      c["runtime"] = g->runtime;
-      c["runs"] = g->original.ms.size();
-      c["unfused_ms"] = g->original_ms;
-      c["fused_ms"] = g->candidates[0].median_ms;
-      c["noise"] = g->noise;
-    }
-    t["ort_contrib_ops"] = c;
-  }
   if (const auto& l = r.layout) {
     Json lt = {{"reorder_us_per_mb", l->reorder_us_per_mb},
                {"search_predicted_ms", l->search_ms},
@@ -216,19 +204,11 @@ std::string report_json(const Report& r) {
     j["check"] = nullptr;  // skipped (--check 0 / --no-check), or not needed:
     if (!r.check_not_needed.empty()) j["check_not_needed"] = r.check_not_needed;
   }
-  if (r.contrib) {
-    Json checks = Json::array();
-    for (const auto& c : r.contrib->checks) {
-      Json outputs = Json::array();
-      for (const auto& o : c.outputs)
-        outputs.push_back({{"name", o.name},
-                           {"max_abs_diff", o.max_abs_diff},
-                           {"max_rel_diff", o.max_rel_diff},
-                           {"max_abs_value", o.max_abs_value},
-                           {"ok", o.match}});
-      checks.push_back({{"ok", c.match}, {"runs", c.sets}, {"dim", c.dim}, {"outputs", outputs}});
-    }
-    j["ort_contrib_ops"] = {{"sites", r.contrib->sites}, {"checks_in_ort", checks}};
+  // --ort-contrib-ops: the runtime's operators the written file holds beyond the input's.
+  if (auto o = r.options.find("ort_contrib_ops"); o != r.options.end() && o->second == "true") {
+    Json written = Json::object();
+    for (const auto& [op, n] : runtime_operators_added(r)) written[op] = n;
+    j["ort_contrib_ops"] = {{"written", written}};
   }
   if (const auto& l = r.layout) {
     j["layout"] = {
@@ -253,6 +233,17 @@ void write_report_json(const Report& r, const std::string& path) {
   out << text;
   out.close();
   if (!out) throw Error(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+}
+
+std::map<std::string, int64_t> runtime_operators_added(const Report& r) {
+  std::map<std::string, int64_t> added;
+  for (const auto& [op, n] : r.onnx_ops_after) {
+    if (!op.starts_with("com.microsoft:")) continue;
+    auto before = r.onnx_ops_before.find(op);
+    int64_t had = before == r.onnx_ops_before.end() ? 0 : before->second;
+    if (n > had) added[op] = n - had;
+  }
+  return added;
 }
 
 }  // namespace graphsub::driver

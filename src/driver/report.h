@@ -11,7 +11,6 @@
 
 #include "check/equivalence.h"
 #include "driver/nchwc_layout_step.h"
-#include "driver/ort_contrib_step.h"
 #include "onnx/onnx_model.h"
 #include "opt/cost/runtime.h"
 #include "opt/search/optimize.h"
@@ -43,8 +42,6 @@ struct Report {
   // The ort target's latency guard (unset when it did not run); load-dependent, so reported
   // under "timings".
   std::optional<ort::GuardResult> guard;
-  // --ort-contrib-ops: what was fused and checked (timing and verdict under "timings").
-  std::optional<ContribStep> contrib;
   // The ort target: ONNX Runtime's blocked layout predicted, and the channel padding tried
   // (what is written, which the guard chose, under "timings").
   std::optional<LayoutStep> layout;
@@ -61,5 +58,9 @@ std::string report_json(const Report& r);
 
 // Writes report_json(r) to `path`; throws Error "cannot write PATH: REASON".
 void write_report_json(const Report& r, const std::string& path);
+
+// The operators of a runtime's own domain (com.microsoft) the written file holds beyond those
+// of the input, by "domain:op_type": what ties it to that runtime (--ort-contrib-ops).
+std::map<std::string, int64_t> runtime_operators_added(const Report& r);
 
 }  // namespace graphsub::driver

@@ -99,9 +99,7 @@ def test_ort_contrib_ops_reports_what_it_fused(cache_dir):
                                       ort_contrib_ops=True)
     assert report["options"]["target"] == "ort"  # else ort_contrib_ops is an error
     assert report["options"]["ort_contrib_ops"] == "true"
-    assert report["ort_contrib_ops"]["sites"] == []  # no attention in a conv
-    verdict = report["timings"]["ort_contrib_ops"]["verdict"]
-    assert "no multi-head attention" in verdict and not report["timings"]["ort_contrib_ops"]["written"]
+    assert report["ort_contrib_ops"]["written"] == {}  # nothing of ONNX Runtime's for a conv
     assert all(n.domain in ("", "ai.onnx") for n in model.graph.node)
 
 

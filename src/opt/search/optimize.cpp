@@ -14,6 +14,7 @@
 #include "opt/cost/machine_profile.h"
 #include "opt/cost/measured_cost.h"
 #include "opt/search/bisect.h"
+#include "opt/transforms/canonical_views.h"
 
 namespace graphsub::opt {
 
@@ -59,12 +60,19 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const
   r.rules_loaded = transforms.size();
   r.cost_model = cost.name();
   r.assumptions = cost.assumptions();
-  r.search = search(g, transforms, cost, opts.search, reporter);
+  if (opts.canonical_views) {
+    Graph start = g;
+    r.views_canonicalized = canonicalize_views(start);
+    if (r.views_canonicalized) r.searched_from = std::move(start);
+  }
+  r.search =
+      search(r.searched_from ? *r.searched_from : g, transforms, cost, opts.search, reporter);
   r.peak_rss_mib = process_peak_rss_mib();
   r.initial_cost = r.search.initial_cost;
   r.optimized = r.search.best;
   for (auto& s : r.search.steps) ++r.rules_applied[s.rule];
   if (opts.precompute) r.folded = precompute_weights(r.optimized);
+  if (opts.canonical_views) r.reshapes_joined = collapse_reshapes(r.optimized);
   r.optimized.compact();
   validate(r.optimized);
   r.final_cost = cost.graph_cost(r.optimized);
@@ -72,6 +80,7 @@ OptimizeResult optimize_graph(const Graph& g, const OptimizeOptions& opts, const
   for (RunnerUp& u : r.search.runners_up) {
     Graph g2 = u.graph;
     if (opts.precompute) precompute_weights(g2);
+    if (opts.canonical_views) collapse_reshapes(g2);
     g2.compact();
     validate(g2);
     if (distinct.insert(structural_hash(g2)).second)
@@ -96,7 +105,8 @@ void check_result(const Graph& g, const RuleLibrary& lib, const OptimizeOptions&
   // The bisection replays the applications, one input set per check.
   check.runs = 1;
   try {
-    r.first_bad_step = first_bad_application(g, lib.transforms(), r.search.steps, check, reporter);
+    r.first_bad_step = first_bad_application(r.searched_from ? *r.searched_from : g,
+                                             lib.transforms(), r.search.steps, check, reporter);
   } catch (const Error&) {  // steps that do not replay: an error, or no single one to blame
     if (opts.mismatch_is_error) throw;
   }

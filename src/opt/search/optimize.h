@@ -37,6 +37,10 @@ struct OptimizeOptions {
   // or, false, returned with check.ok false and first_bad_step set, for a caller that
   // reports the failure itself (the ONNX job writes nothing and says why).
   bool mismatch_is_error = true;
+  // Chains of reshapes and transposes outside the rule language written in it before the
+  // search, and reshapes that follow each other joined after it (opt/transforms/
+  // canonical_views.h). Set where fused operators are allowed: their rules read such chains.
+  bool canonical_views = false;
 };
 
 struct OptimizeResult {
@@ -59,6 +63,11 @@ struct OptimizeResult {
   // When the check failed: the first step of search.steps after which the outputs differ
   // (nullopt when no single application is to blame).
   std::optional<size_t> first_bad_step;
+  // The graph the search started from where it is not the input (canonical_views rewrote
+  // some chains): the applications replay on it.
+  std::optional<Graph> searched_from;
+  size_t views_canonicalized = 0;  // chains rewritten before the search
+  size_t reshapes_joined = 0;      // reshapes gone after it
 };
 
 // Builds the cost model the options ask for (measuring the machine on first use).
