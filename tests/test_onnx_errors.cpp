@@ -219,20 +219,8 @@ TEST(OnnxErrors, ExternalDataOutsideTheModelFolderIsRefused) {
 
 TEST(OnnxErrors, SymbolicInputDimensionsAreFixedWithANote) {
   OnnxBuilder b = small_model();
-  b.g()
-      .mutable_input(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_param("batch");
-  b.g()
-      .mutable_output(0)
-      ->mutable_type()
-      ->mutable_tensor_type()
-      ->mutable_shape()
-      ->mutable_dim(0)
-      ->set_dim_param("batch");
+  OnnxBuilder::symbolic_dim(b.g().mutable_input(0), 0, "batch");
+  OnnxBuilder::symbolic_dim(b.g().mutable_output(0), 0, "batch");
   ImportedModel m = import_onnx_bytes(b.bytes(), "");
   ASSERT_EQ(m.summary.notes.size(), 1u);
   EXPECT_NE(m.summary.notes[0].find("batch"), std::string::npos);

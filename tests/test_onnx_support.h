@@ -153,6 +153,11 @@ class OnnxBuilder {
     value(g().mutable_output(), name, shape, elem);
   }
   void output_untyped(const std::string& name) { g().add_output()->set_name(name); }
+  // Makes dimension `axis` of a declared value (a graph input or output) the symbol `name`.
+  static void symbolic_dim(onnx::ValueInfoProto* v, int axis, const std::string& name) {
+    v->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(axis)->set_dim_param(
+        name);
+  }
   void value_info(const std::string& name, const Shape& shape, int32_t elem = 1) {
     value(g().mutable_value_info(), name, shape, elem);
   }

@@ -170,10 +170,37 @@ class OnnxJob {
       opts_.search.finalists = static_cast<size_t>(o_.guard_candidates < 0 ? kDefaultGuardCandidates
                                                                            : o_.guard_candidates);
     report().result = opt::optimize_graph(m_.graph, opts_, lib_, *cost_, rep_);
+    if (opts_.canonical_views && result().views_canonicalized > 0 && !views_hold()) {
+      opts_.canonical_views = false;
+      report().result = opt::optimize_graph(m_.graph, opts_, lib_, *cost_, rep_);
+    }
     report().ops_before = opt::op_counts(m_.graph);
     report().ops_after = opt::op_counts(result().optimized);
     written_ = &result().optimized;
     observer_.optimized(m_.graph, result());
+  }
+
+  // The chains of reshapes and transposes written in the rule language before the search
+  // (opt/transforms/canonical_views.h) are reshapes the import at the other value of a
+  // symbolic dimension did not record; where the search's choice then cannot be instantiated
+  // there (a split of a batch of windows, as in Swin), the search runs again without them
+  // rather than write the input as given.
+  bool views_hold() {
+    for (size_t p = 0; p < m_.info->symbolic.size(); ++p) {
+      const SymbolicDim& d = m_.info->symbolic[p];
+      try {
+        instantiate_symbolic(result().optimized, *m_.info, p);
+      } catch (const Error& e) {
+        std::string why = fmt::format(
+            "reshape and transpose chains written in the rule language do not hold at {}={} "
+            "({}); searched again without them",
+            d.name, d.alt, e.what());
+        rep_.progress("search", 0, 0, why);
+        report().import_notes.push_back(why);
+        return false;
+      }
+    }
+    return true;
   }
 
   bool checked_at_import_shapes() {

@@ -191,6 +191,8 @@ std::string report_json(const Report& r) {
   j["rules"] = rules_json(res);
   j["search"] = search_json(res.search);
   j["weights_precomputed"] = res.folded;
+  j["views"] = {{"chains_canonicalized", res.views_canonicalized},
+                {"reshapes_joined", res.reshapes_joined}};
   if (r.check) {
     j["check"] = check_json(*r.check);
     if (!r.symbolic_checks.empty()) {

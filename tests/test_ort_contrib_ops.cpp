@@ -1,0 +1,134 @@
+// --ort-contrib-ops end to end on torch's sequence-first multi-head attention as torch 2.15
+// writes it: the chains of reshapes and transposes are written in the rule language before the
+// search (opt/transforms/canonical_views.h), whatever the search then chooses is checked, and
+// the written file computes what the original computes in ONNX Runtime. Whether
+// MultiHeadAttention is written depends on this machine's cost table, so it is not asserted
+// here (tests/test_opt_rules.cpp asserts that the rules find it).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "check/equivalence.h"
+#include "driver/data_paths.h"
+#include "ort/runtime_compare.h"
+#include "test_onnx_support.h"
+
+namespace graphsub {
+namespace {
+
+using testing::OnnxBuilder;
+using testing::scratch_dir;
+
+// x [S, B, E] -> q, k, v projections -> Reshape [S, B*H, D] -> Transpose [B*H, S, D] ->
+// Reshape [B, H, S, D]; q and k^T times a [1] scale; softmax; times v; Transpose [S, B, H, D]
+// -> Reshape [S*B, E] -> output projection.
+OnnxBuilder torch_attention(int64_t seq, int64_t batch, int64_t heads, int64_t d) {
+  OnnxBuilder b(17);
+  const int64_t e = heads * d;
+  b.input("x", {seq, batch, e});
+  b.init_ints("rows", {seq, batch * heads, d});
+  b.init_ints("heads", {batch, heads, seq, d});
+  b.init_floats("scale", {1.0f / std::sqrt(std::sqrt(float(d)))}, Shape{1});
+  int seed = 3;
+  for (const char* n : {"q", "k", "v"}) {
+    std::string s = n;
+    b.init("w" + s, {e, e}, ++seed);
+    b.node("MatMul", {"x", "w" + s}, {s + "_proj"});
+    b.node("Reshape", {s + "_proj", "rows"}, {s + "_rows"});
+    OnnxBuilder::attr(b.node("Transpose", {s + "_rows"}, {s + "_t"}), "perm",
+                      std::vector<int64_t>{1, 0, 2});
+    b.node("Reshape", {s + "_t", "heads"}, {s + "_h"});
+  }
+  OnnxBuilder::attr(b.node("Transpose", {"k_h"}, {"k_ht"}), "perm",
+                    std::vector<int64_t>{0, 1, 3, 2});
+  b.node("Mul", {"q_h", "scale"}, {"q_s"});
+  b.node("Mul", {"k_ht", "scale"}, {"k_s"});
+  b.node("MatMul", {"q_s", "k_s"}, {"scores"});
+  OnnxBuilder::attr(b.node("Softmax", {"scores"}, {"probs"}), "axis", int64_t{-1});
+  b.node("MatMul", {"probs", "v_h"}, {"context"});
+  OnnxBuilder::attr(b.node("Transpose", {"context"}, {"context_t"}), "perm",
+                    std::vector<int64_t>{2, 0, 1, 3});
+  b.init_ints("merged", {seq * batch, e});
+  b.node("Reshape", {"context_t", "merged"}, {"context_m"});
+  b.init("wo", {e, e}, 9);
+  b.node("MatMul", {"context_m", "wo"}, {"y"});
+  b.output("y", {seq * batch, e});
+  return b;
+}
+
+// `graphsub -q optimize IN -o OUT --ort-contrib-ops --guard-runs 0`, its report read back
+// (null where the command failed, which is a test failure too).
+nlohmann::json optimize_with_contrib_ops(const std::string& in, const std::string& out,
+                                         const std::string& dir) {
+  std::string report = out + ".json", log;
+  int rc = testing::run_command(
+      fmt::format("{} -q optimize {} -o {} --ort-contrib-ops --guard-runs 0 {} "
+                  "--report-json {} --cache-dir {}/cache",
+                  testing::graphsub_bin(), in, out, testing::kSmallSearch, report, dir),
+      &log);
+  EXPECT_EQ(rc, 0) << log;
+  return rc == 0 ? nlohmann::json::parse(std::ifstream(report)) : nlohmann::json();
+}
+
+TEST(OrtContribOps, TorchsSequenceFirstAttentionIsReadAndWrittenRight) {
+  for (int64_t batch : {2, 1}) {
+    std::string dir = scratch_dir("ort_contrib");
+    OnnxBuilder b = torch_attention(6, batch, 2, 8);
+    std::string in = b.save(fmt::format("{}/torch_attention_{}.onnx", dir, batch));
+    std::string out = fmt::format("{}/torch_attention_{}.out.onnx", dir, batch);
+    nlohmann::json j = optimize_with_contrib_ops(in, out, dir);
+    ASSERT_FALSE(j.is_null());
+    EXPECT_EQ(j.at("views").at("chains_canonicalized"), 4) << batch;  // q, k, v, the context
+    ASSERT_TRUE(j.at("check").is_object()) << j.dump(2);
+    std::vector<HostTensor<float>> x = {
+        {{6, batch, 16}, random_values(6 * batch * 16, 5 + static_cast<uint64_t>(batch))}};
+    auto want = testing::ort_run(in, x), got = testing::ort_run(out, x);
+    ASSERT_EQ(got.size(), 1u);
+    auto d = compare(got[0], want[0], Tolerance{});
+    EXPECT_TRUE(d.ok) << batch << ": max abs diff " << d.max_abs;
+  }
+}
+
+// A chain whose canonical form merges a symbolic batch into another axis ([B, 6, 8] ->
+// [B*6, 2, 4] -> [B*6, 4, 2]) cannot be instantiated at the batch's other value (the import
+// there recorded the original reshape only): the search runs again without the canonical
+// forms, and the file written keeps the batch symbolic and right.
+TEST(OrtContribOps, CanonicalFormsThatFixASymbolicBatchAreSearchedAgainWithout) {
+  std::string dir = scratch_dir("ort_contrib");
+  OnnxBuilder b(17);
+  b.input("x", {2, 6, 8});
+  OnnxBuilder::symbolic_dim(b.g().mutable_input(0), 0, "batch");
+  b.init_ints("rows", {-1, 2, 4});
+  b.node("Reshape", {"x", "rows"}, {"r"});
+  OnnxBuilder::attr(b.node("Transpose", {"r"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 1});
+  b.node("Relu", {"t"}, {"y"});
+  b.output_untyped("y");
+  std::string in = b.save(dir + "/batch_chain.onnx");
+  std::string out = dir + "/batch_chain.out.onnx";
+  nlohmann::json j = optimize_with_contrib_ops(in, out, dir);
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j.at("views").at("chains_canonicalized"), 0);
+  std::string notes = j.at("import").at("notes").dump();
+  EXPECT_NE(notes.find("searched again without them"), std::string::npos) << notes;
+  auto c = driver::ort_worker_command();
+  ort::Worker worker({.interpreter = c.interpreter, .script = c.script});
+  for (int64_t batch : {1, 3}) {
+    ort::RuntimeComparison r = ort::compare_in_runtime(worker, in, out, {.dim = batch});
+    EXPECT_TRUE(r.match) << batch;
+  }
+}
+
+TEST(OrtContribOps, OnlyTheOrtTargetTakesThem) {
+  std::string dir = scratch_dir("ort_contrib");
+  std::string in = torch_attention(4, 1, 2, 4).save(dir + "/cli.onnx"), log;
+  EXPECT_EQ(testing::run_command(fmt::format("{} optimize {} -o /dev/null --target onednn "
+                                             "--ort-contrib-ops",
+                                             testing::graphsub_bin(), in),
+                                 &log),
+            1)
+      << log;
+  EXPECT_NE(log.find("--ort-contrib-ops: "), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace graphsub
