@@ -19,10 +19,12 @@
 #include "driver/latency_guard_step.h"
 #include "driver/nchwc_layout_step.h"
 #include "driver/optimize_job.h"
+#include "driver/scratch_dir.h"
 #include "opt/cost/machine_profile.h"
 #include "opt/search/bisect.h"
 #include "opt/search/search.h"
 #include "ort/ort_cost_model.h"
+#include "ort/runtime_compare.h"
 #include "ort/skip_norm_lowering.h"
 #include "ort/target.h"
 
@@ -87,6 +89,7 @@ class OnnxJob {
     dump_candidates();
     choose_by_latency();
     if (guarded_ && !checked_as_written()) return std::move(out_);
+    checked_in_runtime();
     write();
     return std::move(out_);
   }
@@ -472,6 +475,62 @@ class OnnxJob {
         fmt::format("the input cannot be written as given ({}): the original as imported is", why);
     rep_.warn(note);
     report().import_notes.push_back(note);
+  }
+
+  // A file that holds ONNX Runtime's own operators is run there against the input before it
+  // is written: graphsub's check ran its reference kernels of those operators, this runs ONNX
+  // Runtime's (one random input set at 1 and at the other value of the symbolic dimensions).
+  // One that differs, or that ONNX Runtime cannot run, is not written: the input is.
+  void checked_in_runtime() {
+    if (!target_.worker || !checking() || written_ == &m_.graph) return;
+    bool runtime_ops = false;
+    for (NodeId id = 0; id < written_->num_slots(); ++id)
+      runtime_ops = runtime_ops || (written_->alive(id) && !written_->node(id).op->runtime.empty());
+    if (!runtime_ops) return;
+    auto t = JobClock::now();
+    ScratchDir dir("graphsub-runtime-check");
+    ExportOptions eo = export_options();
+    eo.external_data = false;
+    std::string original = bytes_ ? dir.write("input.onnx", *bytes_) : o_.input, candidate;
+    try {
+      candidate = dir.write("written.onnx", export_onnx_bytes(*written_, m_.info.get(), eo));
+    } catch (const Error& e) {  // over protobuf's 2 GiB in one message
+      report().import_notes.push_back(fmt::format(
+          "not checked in ONNX Runtime (the file cannot be held as one message: {})", e.what()));
+      return;
+    }
+    std::vector<int64_t> dims = {1};
+    if (!m_.info->symbolic.empty()) dims.push_back(m_.info->symbolic[0].alt);
+    std::string failure;
+    for (int64_t dim : dims) {
+      try {
+        ort::RuntimeComparison c = ort::compare_in_runtime(*target_.worker, original, candidate,
+                                                           {.sets = 1,
+                                                            .seed = opts_.seed,
+                                                            .rtol = opts_.tolerance.rtol,
+                                                            .atol = opts_.tolerance.atol,
+                                                            .dim = dim});
+        report().runtime_checks.push_back(c);
+        for (const auto& o : c.outputs)
+          if (!o.match && failure.empty())
+            failure = fmt::format(
+                "output '{}' at symbolic dimensions {}: {}", o.name, dim,
+                o.note.empty() ? fmt::format("max abs diff {:.3g}", o.max_abs_diff) : o.note);
+      } catch (const Error& e) {
+        failure = e.what();
+      }
+      if (!failure.empty()) break;
+    }
+    report().seconds["check in onnxruntime"] = seconds_since(t);
+    if (failure.empty()) return;
+    std::string why = fmt::format(
+        "the file with ONNX Runtime's own operators does NOT compute what the input computes in "
+        "ONNX Runtime ({}); the input is written instead",
+        failure);
+    rep_.warn(why);
+    report().import_notes.push_back(why);
+    written_ = &m_.graph;
+    keep_input();
   }
 
   // The chosen model, to the output file or as bytes; its nodes counted as written.

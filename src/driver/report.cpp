@@ -210,7 +210,17 @@ std::string report_json(const Report& r) {
   if (auto o = r.options.find("ort_contrib_ops"); o != r.options.end() && o->second == "true") {
     Json written = Json::object();
     for (const auto& [op, n] : runtime_operators_added(r)) written[op] = n;
-    j["ort_contrib_ops"] = {{"written", written}};
+    Json checks = Json::array();
+    for (const auto& c : r.runtime_checks) {
+      Json outputs = Json::array();
+      for (const auto& o : c.outputs)
+        outputs.push_back({{"name", o.name},
+                           {"max_abs_diff", o.max_abs_diff},
+                           {"max_abs_value", o.max_abs_value},
+                           {"ok", o.match}});
+      checks.push_back({{"ok", c.match}, {"dim", c.dim}, {"outputs", outputs}});
+    }
+    j["ort_contrib_ops"] = {{"written", written}, {"checks_in_onnxruntime", checks}};
   }
   if (const auto& l = r.layout) {
     j["layout"] = {

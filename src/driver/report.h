@@ -15,6 +15,7 @@
 #include "opt/cost/runtime.h"
 #include "opt/search/optimize.h"
 #include "ort/latency_guard.h"
+#include "ort/runtime_compare.h"
 
 namespace graphsub::driver {
 
@@ -42,6 +43,9 @@ struct Report {
   // The ort target's latency guard (unset when it did not run); load-dependent, so reported
   // under "timings".
   std::optional<ort::GuardResult> guard;
+  // A written file with ONNX Runtime's own operators run there against the input (one entry per
+  // value of the symbolic dimensions; empty when there was none to check).
+  std::vector<ort::RuntimeComparison> runtime_checks;
   // The ort target: ONNX Runtime's blocked layout predicted, and the channel padding tried
   // (what is written, which the guard chose, under "timings").
   std::optional<LayoutStep> layout;
