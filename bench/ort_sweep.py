@@ -32,7 +32,8 @@ and the Spearman rank correlation of predicted against measured latency is print
 and over all models' samples together, with the median relative error.
 Prints a Markdown table and the geometric-mean speedup.
 Needs a Release build (BUILD_DIR, default build), node with onnxruntime-node (npm ci) and
-Debian's python3-onnx, python3-torch, python3-torchvision.
+the project's virtual environment (scripts/setup.sh: onnx, torch and torchvision from PyPI),
+whose Python runs it (.venv/bin/python bench/ort_sweep.py ...).
 """
 import argparse
 import collections
