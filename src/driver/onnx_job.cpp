@@ -492,8 +492,10 @@ class OnnxJob {
     ExportOptions eo = export_options();
     eo.external_data = false;
     std::string original = bytes_ ? dir.write("input.onnx", *bytes_) : o_.input, candidate;
+    std::string bytes;
     try {
-      candidate = dir.write("written.onnx", export_onnx_bytes(*written_, m_.info.get(), eo));
+      bytes = export_onnx_bytes(*written_, m_.info.get(), eo);
+      candidate = dir.write("written.onnx", bytes);
     } catch (const Error& e) {  // over protobuf's 2 GiB in one message
       report().import_notes.push_back(fmt::format(
           "not checked in ONNX Runtime (the file cannot be held as one message: {})", e.what()));
@@ -522,7 +524,10 @@ class OnnxJob {
       if (!failure.empty()) break;
     }
     report().seconds["check in onnxruntime"] = seconds_since(t);
-    if (failure.empty()) return;
+    if (failure.empty()) {
+      to_write_ = std::move(bytes);  // what was checked is what write() writes, exported once
+      return;
+    }
     std::string why = fmt::format(
         "the file with ONNX Runtime's own operators does NOT compute what the input computes in "
         "ONNX Runtime ({}); the input is written instead",
@@ -567,8 +572,8 @@ class OnnxJob {
   bool input_only_ = false;
   const Graph* written_ = nullptr;  // the graph to write: the search's, a runner-up's, or m_'s
   std::optional<Graph> padded_;     // the search's choice with channels padded, when timed
-  // The model to write as serialized bytes, when not *written_: the input as given
-  // (input_bytes_, moved here on writing).
+  // The model to write as serialized bytes, when not *written_ itself: the file checked in ONNX
+  // Runtime (checked_in_runtime), or the input as given (input_bytes_, moved here on writing).
   std::optional<std::string> to_write_;
   std::optional<std::string> input_bytes_;
 };

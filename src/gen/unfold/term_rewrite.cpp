@@ -95,4 +95,25 @@ std::vector<TermPtr> rewrites_once(const TermPtr& t, const TermRewrite& r) {
   return out;
 }
 
+std::vector<TermPtr> rewrites_at_first_match(const TermPtr& t,
+                                             const std::vector<TermRewrite>& rewrites) {
+  if (t->kind != Term::Kind::App) return {};
+  std::vector<TermPtr> here;
+  for (const TermRewrite& d : rewrites)
+    if (auto b = match_term(d.from, t)) here.push_back(substitute(d.to, *b));
+  if (!here.empty()) return here;
+  for (size_t i = 0; i < t->args.size(); ++i) {
+    std::vector<TermPtr> inner = rewrites_at_first_match(t->args[i], rewrites);
+    if (inner.empty()) continue;
+    std::vector<TermPtr> out;
+    for (TermPtr& r : inner) {
+      std::vector<TermPtr> args = t->args;
+      args[i] = std::move(r);
+      out.push_back(Term::app(t->name, std::move(args)));
+    }
+    return out;
+  }
+  return {};
+}
+
 }  // namespace graphsub::gen

@@ -36,4 +36,12 @@ rules::TermPtr substitute(const rules::TermPtr& t, const Bindings& b);
 // Every term that one application of `r` at one position of `t` gives, positions in pre-order.
 std::vector<rules::TermPtr> rewrites_once(const rules::TermPtr& t, const TermRewrite& r);
 
+// The rewrites of `t` by those of `rewrites` that match at its first position (pre-order) where any
+// does, one each. Where several match there (an operator defined twice, as masked attention is with
+// a broadcast mask and with one of the scores' shape), each is an alternative; a rule matching
+// further on waits its turn, so that independent ones (a head split moved on each of q, k and
+// v) give one rewrite sequence, not one per order. Empty where none matches.
+std::vector<rules::TermPtr> rewrites_at_first_match(const rules::TermPtr& t,
+                                                    const std::vector<TermRewrite>& rewrites);
+
 }  // namespace graphsub::gen

@@ -40,32 +40,6 @@ void check_term(const TermPtr& t, const std::string& text) {
   }
 }
 
-// The rewrites of `t` by the definitions that match at its first position (pre-order) where
-// any does: one each. Where several match there (an operator defined twice, as masked attention
-// is with a broadcast mask and with one of the scores' shape), each is an alternative; a
-// definition matching further on waits its turn, so that independent ones (a head split moved
-// on each of q, k and v) give one unfolding, not one per order.
-std::vector<TermPtr> rewrites_at_first_match(const TermPtr& t,
-                                             const std::vector<TermRewrite>& defs) {
-  if (t->kind != Term::Kind::App) return {};
-  std::vector<TermPtr> here;
-  for (const TermRewrite& d : defs)
-    if (auto b = match_term(d.from, t)) here.push_back(substitute(d.to, *b));
-  if (!here.empty()) return here;
-  for (size_t i = 0; i < t->args.size(); ++i) {
-    std::vector<TermPtr> inner = rewrites_at_first_match(t->args[i], defs);
-    if (inner.empty()) continue;
-    std::vector<TermPtr> out;
-    for (TermPtr& r : inner) {
-      std::vector<TermPtr> args = t->args;
-      args[i] = std::move(r);
-      out.push_back(Term::app(t->name, std::move(args)));
-    }
-    return out;
-  }
-  return {};
-}
-
 // `t` with the definitions applied until none matches; a form reached twice is kept once.
 void unfold_all(const TermPtr& t, const std::vector<TermRewrite>& defs, const std::string& text,
                 int step, std::set<std::string>& seen, std::vector<TermPtr>& out) {

@@ -16,7 +16,7 @@ namespace {
 
 // Past these the index check would cost more than the chain is worth, and permutations of
 // higher rank are not worth writing.
-constexpr int64_t kMaxCheckedElements = int64_t{1} << 22;
+constexpr int64_t kMaxCheckedElements = int64_t{1} << 22;  // also below uint32's range
 constexpr size_t kMaxCanonicalRank = 6;
 
 bool is_view(const Node& n) {
@@ -46,34 +46,28 @@ struct View {
 };
 
 // Where each element of a tensor of shape `in` lands after the views: the flat source index of
-// each output element.
-std::vector<int64_t> apply_views(const Shape& in, const std::vector<View>& views) {
-  std::vector<int64_t> data(static_cast<size_t>(numel(in)));
-  std::iota(data.begin(), data.end(), 0);
-  Shape s = in;
+// each output element, moved by the transpose operator's own kernel (exact on uint32 indices).
+std::vector<uint32_t> apply_views(const Shape& in, const std::vector<View>& views) {
+  const OpDef& transpose = op_def("transpose");
+  std::vector<uint32_t> data(static_cast<size_t>(numel(in)));
+  std::iota(data.begin(), data.end(), 0u);
+  TensorType t{.shape = in};
   for (const View& v : views) {
     if (!v.transpose) {
-      s = v.v;
+      t.shape = v.v;
       continue;
     }
-    Shape out;
-    for (int64_t p : v.v) out.push_back(s[static_cast<size_t>(p)]);
-    std::vector<int64_t> in_strides(s.size(), 1);
-    for (size_t d = s.size(); d-- > 1;) in_strides[d - 1] = in_strides[d] * s[d];
-    std::vector<int64_t> next(data.size());
-    std::vector<int64_t> idx(out.size(), 0);
-    for (size_t i = 0; i < next.size(); ++i) {
-      int64_t src = 0;
-      for (size_t d = 0; d < out.size(); ++d)
-        src += idx[d] * in_strides[static_cast<size_t>(v.v[d])];
-      next[i] = data[static_cast<size_t>(src)];
-      for (size_t d = out.size(); d-- > 0;) {
-        if (++idx[d] < out[d]) break;
-        idx[d] = 0;
-      }
-    }
+    Attrs a;
+    a.set("perm", v.v);
+    std::vector<TensorType> out = transpose.infer(a, std::span<const TensorType>(&t, 1));
+    std::vector<uint32_t> next(data.size());
+    const uint32_t* in_ptr = data.data();
+    uint32_t* out_ptr = next.data();
+    transpose.kernel_u32({a, std::span<const TensorType>(&t, 1), out,
+                          std::span<const uint32_t* const>(&in_ptr, 1),
+                          std::span<uint32_t* const>(&out_ptr, 1)});
     data = std::move(next);
-    s = std::move(out);
+    t.shape = out[0].shape;
   }
   return data;
 }
