@@ -9,8 +9,9 @@ Forms: the unfused graph as an exporter writes the step (heads moved out of the 
 the new key and value appended to the past with Concat, the shared heads repeated with
 Unsqueeze, Expand and Reshape, then MatMul, Mul by the scale, Softmax, MatMul, and the heads
 moved back), ONNX's Attention (opset 23, which shares the heads itself) over the same appended
-caches, and com.microsoft GroupQueryAttention (past and new key and value given to the node,
-the lengths as constants). The query, new key and value and the past caches are inputs. Runs
+caches, com.microsoft GroupQueryAttention (past and new key and value given to the node,
+the lengths as constants), and com.microsoft MultiHeadAttention after the repeat (the key and
+value given with their heads split out, as graphsub's rules write it). The query, new key and value and the past caches are inputs. Runs
 are alternated, the order reversed every round, with the unfused graph loaded twice as an A/A
 control; each sample is `--repeat` runs, the figures are medians.
 
@@ -52,23 +53,39 @@ def heads_back(y4):
         [ints("y_shape", [1, 1, HEADS * HEAD])]
 
 
-def unfused(past):
+def repeated(past):
+    """The appended caches with each shared head repeated for its group of query heads."""
     nodes, inits = appended(past)
     length = past + 1
-    for t in ("key", "value"):  # each shared head repeated for its group of query heads
+    for t in ("key", "value"):
         nodes += [helper.make_node("Unsqueeze", [t, "axis2"], [t + "_5d"]),
                   helper.make_node("Expand", [t + "_5d", "groups"], [t + "_expanded"]),
                   helper.make_node("Reshape", [t + "_expanded", "repeated"], [t + "_rep"])]
+    inits += [ints("axis2", [2]), ints("groups", [1, KV_HEADS, GROUP, length, HEAD]),
+              ints("repeated", [1, HEADS, length, HEAD])]
+    return nodes, inits
+
+
+def unfused(past):
+    nodes, inits = repeated(past)
     nodes += [helper.make_node("Transpose", ["key_rep"], ["key_t"], perm=[0, 1, 3, 2]),
               helper.make_node("MatMul", ["q4", "key_t"], ["scores"]),
               helper.make_node("Mul", ["scores", "scale"], ["scaled"]),
               helper.make_node("Softmax", ["scaled"], ["probs"], axis=-1),
               helper.make_node("MatMul", ["probs", "value_rep"], ["y4"])]
     back, back_inits = heads_back("y4")
-    inits += [ints("axis2", [2]), ints("groups", [1, KV_HEADS, GROUP, length, HEAD]),
-              ints("repeated", [1, HEADS, length, HEAD]),
-              numpy_helper.from_array(np.array(HEAD ** -0.5, np.float32), "scale")] + back_inits
+    inits += [numpy_helper.from_array(np.array(HEAD ** -0.5, np.float32), "scale")] + back_inits
     return nodes + back, inits
+
+
+def mha_repeated(past):
+    """What graphsub's rules write (rules/ort_attention.rules, ort_mha_kv_masked without the
+    mask): the repeat kept, the product in com.microsoft MultiHeadAttention taking the repeated
+    key and value as [1, heads, length, HEAD] (BNSH)."""
+    nodes, inits = repeated(past)
+    nodes.append(helper.make_node("MultiHeadAttention", ["q", "key_rep", "value_rep"], ["y"],
+                                  domain="com.microsoft", num_heads=HEADS))
+    return nodes, inits
 
 
 def onnx_attention(past):
@@ -89,7 +106,8 @@ def ort_gqa(past):
 
 
 FORMS = {"unfused": unfused, "unfused (A/A)": unfused, "ONNX Attention-23": onnx_attention,
-         "com.microsoft GroupQueryAttention": ort_gqa}
+         "com.microsoft GroupQueryAttention": ort_gqa,
+         "MultiHeadAttention after the repeat": mha_repeated}
 
 
 def main():

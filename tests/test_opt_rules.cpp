@@ -168,6 +168,16 @@ void for_each_attention_candidate(const Graph& g,
 // language's masked form.
 enum class Mask { None, PerBatch, Full, Shared };
 
+// An attention block's end as exporters write it: the softmax of the scores (ending in torch's
+// Where(IsNaN(p), 0, p) where `guarded`), its product with the values, the heads moved back
+// after the sequence and merged into the output y.
+void end_attention(GraphBuilder& b, TensorRef scores, TensorRef v, bool guarded,
+                   std::vector<int64_t> merged) {
+  auto p = b.softmax(scores);
+  auto o = b.matmul(guarded ? b.op("nan_to_zero", {p}) : p, v);
+  b.output("y", b.reshape(b.transpose(o, {0, 2, 1, 3}), std::move(merged)));
+}
+
 // The candidates that rules/ort_attention.rules makes of a Hugging Face attention block (each
 // of q, k, v split into heads and moved before the sequence, the key straight into its
 // transpose, 0231, both scaled by d^-1/4, the heads moved back and merged): how many hold one
@@ -189,9 +199,7 @@ size_t attention_fusions(Mask mask, bool guarded = false) {
   if (mask == Mask::PerBatch) scores = b.op("add", {scores, b.input("m", {batch, 1, seq, seq})});
   if (mask == Mask::Shared) scores = b.op("add", {scores, b.input("m", {1, 1, seq, seq})});
   if (mask == Mask::Full) scores = b.op("ewadd", {scores, b.input("m", {batch, heads, seq, seq})});
-  auto p = b.softmax(scores);
-  auto o = b.matmul(guarded ? b.op("nan_to_zero", {p}) : p, v);
-  b.output("y", b.reshape(b.transpose(o, {0, 2, 1, 3}), {batch, seq, hidden}));
+  end_attention(b, scores, v, guarded, {batch, seq, hidden});
   Graph g = b.finish();
   size_t fused = 0;
   for_each_attention_candidate(g, [&](const std::string& rule, const Graph& cand) {
@@ -211,6 +219,54 @@ size_t attention_fusions(Mask mask, bool guarded = false) {
     EXPECT_EQ(inputs, mask == Mask::None ? 3u : 4u) << rule;
     EXPECT_EQ(transposes, 0u) << rule;
     EXPECT_EQ(guards, guarded ? 1u : 0u) << rule;
+    EXPECT_TRUE(check_equivalent(g, cand, {.seed = 7}).ok) << rule;
+  });
+  return fused;
+}
+
+// The candidates that rules/ort_attention.rules makes of a Llama-style attention block whose
+// key and value are not heads split out of a projection: the query's heads are rotated (a
+// product with a [1, 1, S, D] table, as a rotary embedding ends), the key and value have one
+// head appended to a past ([B, 1, P, D]) and repeated for both query heads (grouped-query
+// attention), the mask is [B, 1, S, P + S] and the softmax may end in torch's NaN guard. Each
+// fusion must hold one MultiHeadAttention taking that key and value as they are ([B, H, L, D]),
+// and be equal to the block.
+size_t split_kv_attention_fusions(bool guarded) {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 3, past = 2, heads = 2, d = 4, hidden = heads * d;
+  auto x = b.input("x", {batch, seq, hidden});
+  auto project = [&](const char* w, int64_t width) {
+    return b.matmul(x, b.weight(w, {hidden, width}));
+  };
+  auto c = b.weight("c", {});
+  auto split = [&](TensorRef t, int64_t h) {
+    return b.transpose(b.reshape(t, {batch, seq, h, d}), {0, 2, 1, 3});
+  };
+  auto q = b.op("mul", {split(project("wq", hidden), heads), b.input("cos", {1, 1, seq, d})});
+  auto cached = [&](const char* w, const char* past_name) {
+    auto one = b.concat(2, {b.input(past_name, {batch, 1, past, d}), split(project(w, d), 1)});
+    return b.concat(1, {one, one});  // the shared head repeated for both query heads
+  };
+  auto k = cached("wk", "past_k"), v = cached("wv", "past_v");
+  auto scores = b.matmul(b.op("smul", {q, c}), b.op("smul", {b.transpose(k, {0, 1, 3, 2}), c}));
+  scores = b.op("add", {scores, b.input("m", {batch, 1, seq, past + seq})});
+  end_attention(b, scores, v, guarded, {batch, seq, hidden});
+  Graph g = b.finish();
+  size_t fused = 0;
+  for_each_attention_candidate(g, [&](const std::string& rule, const Graph& cand) {
+    std::vector<const Node*> mha;
+    size_t softmax = 0;
+    for (NodeId id = 0; id < cand.num_slots(); ++id) {
+      if (!cand.alive(id)) continue;
+      if (cand.node(id).op->name == "ort_mha") mha.push_back(&cand.node(id));
+      softmax += cand.node(id).op->name == "softmax";
+    }
+    if (mha.size() != 1) return;
+    ++fused;
+    EXPECT_EQ(softmax, 0u) << rule;
+    ASSERT_EQ(mha[0]->inputs.size(), 4u) << rule;
+    EXPECT_EQ(cand.type(mha[0]->inputs[1]).shape, (Shape{batch, heads, past + seq, d})) << rule;
+    EXPECT_EQ(mha[0]->attrs.i("num_heads"), heads) << rule;
     EXPECT_TRUE(check_equivalent(g, cand, {.seed = 7}).ok) << rule;
   });
   return fused;
@@ -278,6 +334,9 @@ TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
   EXPECT_EQ(attention_fusions(Mask::PerBatch, true), 1u);
   EXPECT_EQ(attention_fusions(Mask::Full, true), 1u);
   EXPECT_EQ(attention_fusions(Mask::Shared, true), 0u);
+  // Llama's: rotated queries, a past appended to the keys and values, their heads shared.
+  EXPECT_EQ(split_kv_attention_fusions(false), 1u);
+  EXPECT_EQ(split_kv_attention_fusions(true), 1u);
 }
 
 // A longer form (layernorm_b: LayerNormalization with its bias) matches only the nodes with

@@ -125,6 +125,75 @@ TEST(OrtContribOps, CanonicalFormsThatFixASymbolicBatchAreSearchedAgainWithout) 
   }
 }
 
+// A Llama-style block one step into generation: the query's heads rotated (a product with a
+// [1, 1, S, D] table), one key/value head appended to its past and repeated for both query
+// heads, q and k^T scaled, the mask added, torch's NaN guard after the softmax. The rules
+// fuse it into MultiHeadAttention with the key and value as they are ([B, H, L, D]); the file
+// written, fused or not (the cost table decides), computes what the original does in ONNX
+// Runtime.
+TEST(OrtContribOps, GroupedQueryAttentionWithAPastIsWrittenRight) {
+  std::string dir = scratch_dir("ort_contrib");
+  const int64_t seq = 4, past = 3, heads = 2, d = 8, e = heads * d;
+  OnnxBuilder b(17);
+  b.input("x", {1, seq, e});
+  b.input("cos", {1, 1, seq, d});
+  b.input("past_k", {1, 1, past, d});
+  b.input("past_v", {1, 1, past, d});
+  b.input("mask", {1, 1, seq, past + seq});
+  b.init_floats("scale", {1.0f / std::sqrt(std::sqrt(float(d)))}, Shape{1});
+  b.init_floats("zero", {0.0f}, Shape{});
+  b.init("wq", {e, e}, 4);
+  b.init_ints("q_heads", {1, seq, heads, d});
+  b.node("MatMul", {"x", "wq"}, {"q_proj"});
+  b.node("Reshape", {"q_proj", "q_heads"}, {"q_r"});
+  OnnxBuilder::attr(b.node("Transpose", {"q_r"}, {"q_h"}), "perm",
+                    std::vector<int64_t>{0, 2, 1, 3});
+  b.node("Mul", {"q_h", "cos"}, {"q_rot"});
+  b.init_ints("kv_heads", {1, seq, 1, d});
+  for (const char* n : {"k", "v"}) {
+    std::string s = n;
+    b.init("w" + s, {e, d}, s == "k" ? 5 : 6);
+    b.node("MatMul", {"x", "w" + s}, {s + "_proj"});
+    b.node("Reshape", {s + "_proj", "kv_heads"}, {s + "_r"});
+    OnnxBuilder::attr(b.node("Transpose", {s + "_r"}, {s + "_h"}), "perm",
+                      std::vector<int64_t>{0, 2, 1, 3});
+    OnnxBuilder::attr(b.node("Concat", {"past_" + s, s + "_h"}, {s + "_all"}), "axis", int64_t{2});
+    OnnxBuilder::attr(b.node("Concat", {s + "_all", s + "_all"}, {s + "_rep"}), "axis", int64_t{1});
+  }
+  OnnxBuilder::attr(b.node("Transpose", {"k_rep"}, {"k_t"}), "perm",
+                    std::vector<int64_t>{0, 1, 3, 2});
+  b.node("Mul", {"q_rot", "scale"}, {"q_s"});
+  b.node("Mul", {"k_t", "scale"}, {"k_s"});
+  b.node("MatMul", {"q_s", "k_s"}, {"scores"});
+  b.node("Add", {"scores", "mask"}, {"masked"});
+  OnnxBuilder::attr(b.node("Softmax", {"masked"}, {"probs"}), "axis", int64_t{-1});
+  b.node("IsNaN", {"probs"}, {"nan"});
+  b.node("Where", {"nan", "zero", "probs"}, {"guarded"});
+  b.node("MatMul", {"guarded", "v_rep"}, {"context"});
+  OnnxBuilder::attr(b.node("Transpose", {"context"}, {"context_t"}), "perm",
+                    std::vector<int64_t>{0, 2, 1, 3});
+  b.init_ints("merged", {1, seq, e});
+  b.node("Reshape", {"context_t", "merged"}, {"y"});
+  b.output("y", {1, seq, e});
+  std::string in = b.save(dir + "/gqa_past.onnx"), out = dir + "/gqa_past.out.onnx";
+  nlohmann::json j = optimize_with_contrib_ops(in, out, dir);
+  ASSERT_FALSE(j.is_null());
+  const auto& contrib = j.at("ort_contrib_ops");
+  if (contrib.at("written").contains("com.microsoft:MultiHeadAttention")) {
+    ASSERT_FALSE(contrib.at("checks_in_onnxruntime").empty()) << contrib.dump(2);
+    for (const auto& c : contrib.at("checks_in_onnxruntime")) EXPECT_TRUE(c.at("ok").get<bool>());
+  }
+  std::vector<HostTensor<float>> feeds;
+  uint64_t seed = 11;
+  for (const Shape& s : {Shape{1, seq, e}, Shape{1, 1, seq, d}, Shape{1, 1, past, d},
+                         Shape{1, 1, past, d}, Shape{1, 1, seq, past + seq}})
+    feeds.push_back({s, random_values(static_cast<size_t>(numel(s)), ++seed)});
+  auto want = testing::ort_run(in, feeds), got = testing::ort_run(out, feeds);
+  ASSERT_EQ(got.size(), 1u);
+  auto diff = compare(got[0], want[0], Tolerance{});
+  EXPECT_TRUE(diff.ok) << "max abs diff " << diff.max_abs;
+}
+
 TEST(OrtContribOps, OnlyTheOrtTargetTakesThem) {
   std::string dir = scratch_dir("ort_contrib");
   std::string in = torch_attention(4, 1, 2, 4).save(dir + "/cli.onnx"), log;

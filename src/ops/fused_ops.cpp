@@ -198,11 +198,24 @@ void kernel_simplified_layernorm(const KernelIO<T>& io) {
 // Q [B, S, N * d], K [B, L, N * d], V [B, L, N * dv], heads packed in the last axis (ONNX's
 // 3-d Attention form with N query and N key/value heads); bias [N * d + N * d + N * dv] is
 // added to each in turn; attention_bias [B or 1, N or 1, S, L] is added to the scores (the
-// padding and causal masks as exporters compute them). The IR holds the optional inputs in
+// padding and causal masks as exporters compute them). K and V may also come with their heads
+// split out, [B, N, L, d] (ONNX Runtime's BNSH key and value: exporters' grouped heads repeated,
+// rotated keys, past keys appended), with no bias. The IR holds the optional inputs in
 // the node's order and tells them apart by rank (runtime_operators.cpp writes each at its
 // position). scale 0 is ONNX Runtime's default, 1/sqrt(d); unidirectional is the causal mask.
 // Rank-2 operands with num_heads 1 are the axiom language's form, where the operator is
 // (ort_mha ?scale ?q ?k ?v), ONNX's attention.
+
+// K and V given as [B, N, L, d]: Q's heads are split out for attention and merged back after.
+bool kv_heads_split(std::span<const TensorType> in) {
+  return in.size() >= 3 && in[0].rank() == 3 && in[1].rank() == 4;
+}
+
+// Q [B, S, N * d] as [B, N, S, d].
+TensorType query_heads_type(const TensorType& q, int64_t heads) {
+  return derived_type(q, {q.shape[0], heads, q.shape[1], q.shape[2] / heads});
+}
+
 Attrs mha_attention_attrs(const Attrs& a, std::span<const TensorType> in) {
   int64_t heads = a.i("num_heads");
   const TensorType& q = in[0];
@@ -214,7 +227,8 @@ Attrs mha_attention_attrs(const Attrs& a, std::span<const TensorType> in) {
   double scale = a.f("scale");
   if (scale == 0)
     scale = 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(q.shape.back() / heads, 1)));
-  int64_t packed = q.rank() == 3 ? heads : 0;  // rank 2: attention's matrix form
+  // rank 2: attention's matrix form; K and V split: attention of [B, N, S, d] operands.
+  int64_t packed = q.rank() == 3 && !kv_heads_split(in) ? heads : 0;
   return {{"scale", scale},
           {"is_causal", a.i("unidirectional")},
           {"q_num_heads", packed},
@@ -244,13 +258,32 @@ MhaOptional mha_optional(std::span<const TensorType> in) {
   return o;
 }
 
+// Q [B, S, N * d] with K and V [B, N, L, d]: the output is [B, S, N * d].
+std::vector<TensorType> infer_mha_kv_heads_split(const Attrs& a, std::span<const TensorType> in,
+                                                 const MhaOptional& o) {
+  const int64_t heads = a.i("num_heads");
+  const Shape &q = in[0].shape, &k = in[1].shape, &v = in[2].shape;
+  // ONNX Runtime takes K and V of one shape here.
+  if (v != k || k[1] != heads || q[2] != heads * k[3] || o.bias >= 0)
+    throw Error(fmt::format(
+        "multi-head attention: with K and V of [batch, heads, length, head size], Q must be "
+        "[batch, sequence, {} * {}], V of K's shape and no bias, got Q {}, K {}, V {}",
+        heads, k[3], shape_str(q), shape_str(k), shape_str(v)));
+  std::vector<TensorType> qkv{query_heads_type(plain(in[0]), heads), plain(in[1]), plain(in[2])};
+  Attrs att = mha_attention_attrs(a, in);
+  TensorType y = op_def("attention").infer(att, qkv)[0];
+  return {derived_type(in[0], {q[0], q[1], heads * y.shape[3]})};
+}
+
 std::vector<TensorType> infer_mha(const Attrs& a, std::span<const TensorType> in) {
   if (in[0].rank() != 2 && in[0].rank() != 3)
     throw Error(fmt::format("multi-head attention: Q must be [batch, sequence, hidden], got {}",
                             shape_str(in[0].shape)));
   std::vector<TensorType> qkv{plain(in[0]), plain(in[1]), plain(in[2])};
   MhaOptional o = mha_optional(in);
-  if (o.bias >= 0) {
+  const bool split = kv_heads_split(in);
+  const int64_t kv_len = split ? in[1].shape[2] : in[1].shape.size() > 1 ? in[1].shape[1] : 0;
+  if (o.bias >= 0 && !split) {
     int64_t width = in[0].shape.back() + in[1].shape.back() + in[2].shape.back();
     if (in[o.bias].shape != Shape{width})
       throw Error(
@@ -263,13 +296,13 @@ std::vector<TensorType> infer_mha(const Attrs& a, std::span<const TensorType> in
     const Shape& m = in[o.attention_bias].shape;
     int64_t heads = a.i("num_heads");
     bool fits = in[0].rank() == 3 && (m[0] == in[0].shape[0] || m[0] == 1) &&
-                (m[1] == heads || m[1] == 1) && m[2] == in[0].shape[1] && m[3] == in[1].shape[1];
+                (m[1] == heads || m[1] == 1) && m[2] == in[0].shape[1] && m[3] == kv_len;
     if (!fits)
       throw Error(fmt::format(
           "multi-head attention: attention_bias must be [{} or 1, {} or 1, {}, {}], got {}",
-          in[0].shape[0], heads, in[0].rank() == 3 ? in[0].shape[1] : 0, in[1].shape[1],
-          shape_str(m)));
+          in[0].shape[0], heads, in[0].rank() == 3 ? in[0].shape[1] : 0, kv_len, shape_str(m)));
   }
+  if (split) return infer_mha_kv_heads_split(a, in, o);
   return op_def("attention").infer(mha_attention_attrs(a, in), qkv);
 }
 
@@ -289,6 +322,29 @@ void nan_fully_masked_queries(const TensorType& q, const TensorType& bias, const
         if (!std::all_of(row, row + len, [](float x) { return x == -INFINITY; })) continue;
         std::fill_n(out + (b * seq + s) * y.shape[2] + h * dv, dv, NAN);
       }
+}
+
+// K and V of [B, N, L, d]: Q's heads moved out ([B, S, N, d] -> [B, N, S, d]), attention of
+// the batch of heads, the result's heads moved back and merged ([B, N, S, dv] -> [B, S, N * dv]).
+template <class T>
+void run_split_heads_attention(const KernelIO<T>& io, std::vector<TensorType> qkv,
+                               std::vector<const T*> data) {
+  const int64_t heads = io.attrs.i("num_heads");
+  const TensorType q = plain(io.in_types[0]);
+  const TensorType q_heads = query_heads_type(q, heads);
+  const TensorType q_split = derived_type(q, {q.shape[0], q.shape[1], heads, q.shape[2] / heads});
+  const Attrs swap_middle{{"perm", std::vector<int64_t>{0, 2, 1, 3}}};
+  std::vector<T> q4 = buffer<T>(q_heads);
+  run_primitive<T>("transpose", swap_middle, {q_split}, {data[0]}, q_heads, q4.data());
+  qkv[0] = q_heads;
+  data[0] = q4.data();
+  const TensorType y = plain(io.out_types[0]);
+  const TensorType y_heads = derived_type(y, {y.shape[0], heads, y.shape[1], y.shape[2] / heads});
+  std::vector<T> y4 = buffer<T>(y_heads);
+  run_primitive<T>("attention", mha_attention_attrs(io.attrs, io.in_types), qkv, data, y_heads,
+                   y4.data());
+  run_primitive<T>("transpose", swap_middle, {y_heads}, {static_cast<const T*>(y4.data())},
+                   derived_type(y, {y.shape[0], y.shape[1], heads, y.shape[2] / heads}), io.out[0]);
 }
 
 template <class T>
@@ -314,8 +370,12 @@ void kernel_mha(const KernelIO<T>& io) {
     qkv.push_back(plain(io.in_types[static_cast<size_t>(o.attention_bias)]));
     data.push_back(io.in[static_cast<size_t>(o.attention_bias)]);
   }
-  run_primitive<T>("attention", mha_attention_attrs(io.attrs, io.in_types), qkv, data,
-                   plain(io.out_types[0]), io.out[0]);
+  if (kv_heads_split(io.in_types)) {
+    run_split_heads_attention<T>(io, std::move(qkv), std::move(data));
+  } else {
+    run_primitive<T>("attention", mha_attention_attrs(io.attrs, io.in_types), qkv, data,
+                     plain(io.out_types[0]), io.out[0]);
+  }
   if constexpr (std::is_floating_point_v<T>)
     if (o.attention_bias >= 0)
       nan_fully_masked_queries(io.in_types[0], io.in_types[static_cast<size_t>(o.attention_bias)],
@@ -325,11 +385,14 @@ void kernel_mha(const KernelIO<T>& io) {
 
 // (ort_mha ?scale ?q ?k ?v): matrices, one batch and head; (ort_mha_heads ?heads ?scale ?q ?k
 // ?v): [B, S, heads * D], the node's own form; (ort_mha_heads_masked ?heads ?scale ?q ?k ?v
-// ?m): that form with the attention bias. No bias, not causal, the scale given.
-Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
+// ?m): that form with the attention bias; (ort_mha_kv_masked ?scale ?q ?k ?v ?m): K and V of
+// [B, N, L, D], whose heads axis is the number of heads. No bias, not causal, the scale given.
+Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType> in) {
   if (p.size() != 1 && p.size() != 2)
     throw Error("ort_mha: expected the scale, or the heads and the scale");
-  return {{"num_heads", p.size() == 2 ? std::get<int64_t>(p[0]) : int64_t{1}},
+  int64_t heads = p.size() == 2 ? std::get<int64_t>(p[0]) : int64_t{1};
+  if (p.size() == 1 && kv_heads_split(in)) heads = in[1].shape[1];
+  return {{"num_heads", heads},
           {"scale", static_cast<double>(param_float("ort_mha", p.back()))},
           {"unidirectional", int64_t{0}}};
 }
@@ -337,6 +400,13 @@ Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorT
 std::optional<std::vector<AxiomParam>> mha_attrs_to_params(const Attrs& a,
                                                            std::span<const TensorType> in) {
   if (a.i("unidirectional") != 0 || a.f("scale") == 0) return std::nullopt;
+  if (kv_heads_split(in)) {  // only with the batch's own attention bias
+    if (in.size() != 4 || in[3].rank() != 4 || in[3].shape[0] != in[0].shape[0])
+      return std::nullopt;
+    auto scale = floats_param({static_cast<float>(a.f("scale"))});
+    if (!scale) return std::nullopt;
+    return std::vector<AxiomParam>{*scale};
+  }
   // A bias, or an attention bias of the matrix form or without the batch's own, lies outside.
   if (in.size() > 3 &&
       (in.size() > 4 || in[3].rank() != 4 || in[0].rank() != 3 || in[3].shape[0] != in[0].shape[0]))
@@ -626,6 +696,7 @@ void register_fused_ops(std::vector<OpDef>& defs) {
        .cost =
            [](const Attrs& a, std::span<const TensorType> in, std::span<const TensorType> out) {
              std::vector<TensorType> qkv{in[0], in[1], in[2]};
+             if (kv_heads_split(in)) qkv[0] = query_heads_type(in[0], a.i("num_heads"));
              return op_cost(op_def("attention"), mha_attention_attrs(a, in), qkv, out);
            },
        .standin = true,
@@ -635,7 +706,8 @@ void register_fused_ops(std::vector<OpDef>& defs) {
        .attrs_to_params = mha_attrs_to_params,
        .axiom_forms = {
            {.name = "ort_mha_heads", .num_tensors = 3, .params = {"heads", "scale"}},
-           {.name = "ort_mha_heads_masked", .num_tensors = 4, .params = {"heads", "scale"}}}});
+           {.name = "ort_mha_heads_masked", .num_tensors = 4, .params = {"heads", "scale"}},
+           {.name = "ort_mha_kv_masked", .num_tensors = 4, .params = {"scale"}}}});
   defs.push_back(
       {.name = "ort_attention",
        .axiom_name = "ort_attention",

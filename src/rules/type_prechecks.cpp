@@ -32,8 +32,11 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
   // batch of heads in their own axis ([B, H, S, D], sharing B and H); its _heads forms pack
   // the heads in the last axis ([B, S, heads * D], sharing B). Without this key a
   // three-tensor operator would be tried on every triple of shapes. MultiHeadAttention's
-  // _heads_masked form takes an attention bias of rank 4 ([B, H or 1, S, L]) sharing the batch.
+  // _heads_masked form takes an attention bias of rank 4 ([B, H or 1, S, L]) sharing the batch;
+  // its _kv_masked form takes K, V and the bias of rank 4 ([B, H, L, D]) with Q packed.
   if (n == "attention" || n == "ort_mha") {
+    if (op.name.ends_with("_kv_masked"))
+      return s.size() == (arg == 0 ? 3u : 4u) ? std::optional(TypeKey{s[0]}) : std::nullopt;
     if (op.name.ends_with("_heads_masked"))
       return s.size() == (arg == 3 ? 4u : 3u) ? std::optional(TypeKey{s[0]}) : std::nullopt;
     if (op.name.ends_with("_heads"))
@@ -104,6 +107,17 @@ bool attention_may_fit(const TensorType& q, const TensorType& k, const TensorTyp
   return q.shape[r - 1] == k.shape[r - 1] && k.shape[r - 2] == v.shape[r - 2];
 }
 
+// MultiHeadAttention with K and V of [B, H, L, D]: Q [B, S, H * D], V of K's shape and the
+// attention bias [B, H or 1, S, L]. Checked here, as most of the tuples of four rank-4 shapes
+// the instance search meets are not well-typed.
+bool mha_kv_may_fit(std::span<const std::optional<TensorType>> args) {
+  if (args.size() < 4 || !args[0] || !args[1] || !args[2] || !args[3]) return true;
+  const Shape &q = args[0]->shape, &k = args[1]->shape, &v = args[2]->shape, &m = args[3]->shape;
+  if (q.size() != 3 || k.size() != 4 || v.size() != 4 || m.size() != 4) return false;
+  return q[2] == k[1] * k[3] && v == k && m[0] == q[0] && (m[1] == 1 || m[1] == k[1]) &&
+         m[2] == q[1] && m[3] == k[2];
+}
+
 }  // namespace
 
 bool arguments_may_fit(const AxiomOp& op, bool unpadded,
@@ -117,6 +131,7 @@ bool arguments_may_fit(const AxiomOp& op, bool unpadded,
   };
   if (n == "conv" && given(2)) return conv_may_fit(*args[0], *args[1], unpadded);
   if ((n == "add" || n == "mul") && given(2)) return broadcast_may_fit(*args[0], *args[1]);
+  if (n == "ort_mha" && op.name.ends_with("_kv_masked")) return mha_kv_may_fit(args);
   if ((n == "attention" || n == "ort_mha") && given(3))
     return attention_may_fit(*args[0], *args[1], *args[2]);
   return true;

@@ -110,6 +110,15 @@ CASES = {
         "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 6, 16]), ("v", [2, 6, 16]),
                                ("b", [48]), ("", None), ("ab", [1, 4, 4, 6])],
         [("y", [2, 4, 16])], num_heads=4),
+    # Key and value with their heads split out, [B, N, L, D] (BNSH): Llama's rotated keys
+    # after their heads are repeated, a past appended.
+    "MultiHeadAttention key and value of split heads": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [2, 4, 16]), ("k", [2, 2, 6, 8]), ("v", [2, 2, 6, 8])],
+        [("y", [2, 4, 16])], num_heads=2),
+    "MultiHeadAttention split heads and attention bias": lambda: one_node_model(
+        "MultiHeadAttention", [("q", [2, 3, 24]), ("k", [2, 3, 5, 8]), ("v", [2, 3, 5, 8]),
+                               ("", None), ("", None), ("ab", [2, 1, 3, 5])],
+        [("y", [2, 3, 24])], num_heads=3),
     "MultiHeadAttention unidirectional": lambda: one_node_model(
         "MultiHeadAttention", [("q", [1, 5, 16]), ("k", [1, 5, 16]), ("v", [1, 5, 16])],
         [("y", [1, 5, 16])], num_heads=4, unidirectional=1),
