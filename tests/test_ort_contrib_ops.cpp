@@ -57,15 +57,15 @@ OnnxBuilder torch_attention(int64_t seq, int64_t batch, int64_t heads, int64_t d
   return b;
 }
 
-// `graphsub -q optimize IN -o OUT --ort-contrib-ops --guard-runs 0`, its report read back
+// `graphsub -q optimize IN -o OUT --ort-contrib-ops --guard-runs 0 FLAGS`, its report read back
 // (null where the command failed, which is a test failure too).
 nlohmann::json optimize_with_contrib_ops(const std::string& in, const std::string& out,
-                                         const std::string& dir) {
+                                         const std::string& dir, const std::string& flags = "") {
   std::string report = out + ".json", log;
   int rc = testing::run_command(
-      fmt::format("{} -q optimize {} -o {} --ort-contrib-ops --guard-runs 0 {} "
+      fmt::format("{} -q optimize {} -o {} --ort-contrib-ops --guard-runs 0 {} {} "
                   "--report-json {} --cache-dir {}/cache",
-                  testing::graphsub_bin(), in, out, testing::kSmallSearch, report, dir),
+                  testing::graphsub_bin(), in, out, testing::kSmallSearch, flags, report, dir),
       &log);
   EXPECT_EQ(rc, 0) << log;
   return rc == 0 ? nlohmann::json::parse(std::ifstream(report)) : nlohmann::json();
@@ -127,13 +127,14 @@ TEST(OrtContribOps, CanonicalFormsThatFixASymbolicBatchAreSearchedAgainWithout) 
 
 // A Llama-style block one step into generation: the query's heads rotated (a product with a
 // [1, 1, S, D] table), one key/value head appended to its past and repeated for both query
-// heads, q and k^T scaled, the mask added, torch's NaN guard after the softmax. The rules
-// fuse it into MultiHeadAttention with the key and value as they are ([B, H, L, D]); the file
-// written, fused or not (the cost table decides), computes what the original does in ONNX
-// Runtime.
-TEST(OrtContribOps, GroupedQueryAttentionWithAPastIsWrittenRight) {
-  std::string dir = scratch_dir("ort_contrib");
-  const int64_t seq = 4, past = 3, heads = 2, d = 8, e = heads * d;
+// heads, q and k^T scaled, the mask added, torch's NaN guard after the softmax. With
+// `lookup`, a second output reads a[len(b)] of two inputs of symbolic lengths "a" and "t",
+// as a decoder reads its position tables at the cache's length: ONNX Runtime runs it only
+// where t < a, not with both at one value.
+constexpr int64_t kGqaSeq = 4, kGqaPast = 3, kGqaHeads = 2, kGqaHead = 8;
+
+OnnxBuilder grouped_query_block(bool lookup) {
+  const int64_t seq = kGqaSeq, past = kGqaPast, d = kGqaHead, e = kGqaHeads * d;
   OnnxBuilder b(17);
   b.input("x", {1, seq, e});
   b.input("cos", {1, 1, seq, d});
@@ -143,7 +144,7 @@ TEST(OrtContribOps, GroupedQueryAttentionWithAPastIsWrittenRight) {
   b.init_floats("scale", {1.0f / std::sqrt(std::sqrt(float(d)))}, Shape{1});
   b.init_floats("zero", {0.0f}, Shape{});
   b.init("wq", {e, e}, 4);
-  b.init_ints("q_heads", {1, seq, heads, d});
+  b.init_ints("q_heads", {1, seq, kGqaHeads, d});
   b.node("MatMul", {"x", "wq"}, {"q_proj"});
   b.node("Reshape", {"q_proj", "q_heads"}, {"q_r"});
   OnnxBuilder::attr(b.node("Transpose", {"q_r"}, {"q_h"}), "perm",
@@ -158,7 +159,8 @@ TEST(OrtContribOps, GroupedQueryAttentionWithAPastIsWrittenRight) {
     OnnxBuilder::attr(b.node("Transpose", {s + "_r"}, {s + "_h"}), "perm",
                       std::vector<int64_t>{0, 2, 1, 3});
     OnnxBuilder::attr(b.node("Concat", {"past_" + s, s + "_h"}, {s + "_all"}), "axis", int64_t{2});
-    OnnxBuilder::attr(b.node("Concat", {s + "_all", s + "_all"}, {s + "_rep"}), "axis", int64_t{1});
+    OnnxBuilder::attr(b.node("Concat", {s + "_all", s + "_all"}, {s + "_rep"}), "axis",
+                      int64_t{1});
   }
   OnnxBuilder::attr(b.node("Transpose", {"k_rep"}, {"k_t"}), "perm",
                     std::vector<int64_t>{0, 1, 3, 2});
@@ -175,23 +177,72 @@ TEST(OrtContribOps, GroupedQueryAttentionWithAPastIsWrittenRight) {
   b.init_ints("merged", {1, seq, e});
   b.node("Reshape", {"context_t", "merged"}, {"y"});
   b.output("y", {1, seq, e});
-  std::string in = b.save(dir + "/gqa_past.onnx"), out = dir + "/gqa_past.out.onnx";
-  nlohmann::json j = optimize_with_contrib_ops(in, out, dir);
-  ASSERT_FALSE(j.is_null());
-  const auto& contrib = j.at("ort_contrib_ops");
-  if (contrib.at("written").contains("com.microsoft:MultiHeadAttention")) {
-    ASSERT_FALSE(contrib.at("checks_in_onnxruntime").empty()) << contrib.dump(2);
-    for (const auto& c : contrib.at("checks_in_onnxruntime")) EXPECT_TRUE(c.at("ok").get<bool>());
+  if (lookup) {
+    b.input("a", {6});
+    OnnxBuilder::symbolic_dim(b.g().mutable_input(5), 0, "a");
+    b.input("b", {2});
+    OnnxBuilder::symbolic_dim(b.g().mutable_input(6), 0, "t");
+    b.node("Shape", {"b"}, {"b_len"});
+    OnnxBuilder::attr(b.node("Gather", {"a", "b_len"}, {"z"}), "axis", int64_t{0});
+    b.output_untyped("z");
   }
-  std::vector<HostTensor<float>> feeds;
-  uint64_t seed = 11;
-  for (const Shape& s : {Shape{1, seq, e}, Shape{1, 1, seq, d}, Shape{1, 1, past, d},
-                         Shape{1, 1, past, d}, Shape{1, 1, seq, past + seq}})
-    feeds.push_back({s, random_values(static_cast<size_t>(numel(s)), ++seed)});
-  auto want = testing::ort_run(in, feeds), got = testing::ort_run(out, feeds);
-  ASSERT_EQ(got.size(), 1u);
-  auto diff = compare(got[0], want[0], Tolerance{});
-  EXPECT_TRUE(diff.ok) << "max abs diff " << diff.max_abs;
+  return b;
+}
+
+// The rules fuse the block into MultiHeadAttention with the key and value as they are
+// ([B, H, L, D]); the file written, fused or not (the cost table decides), computes what the
+// original does in ONNX Runtime, and where it holds MultiHeadAttention it was checked there:
+// with the lookup, at the values it was imported at (a = 4, t = 2), where the input runs.
+TEST(OrtContribOps, GroupedQueryAttentionWithAPastIsWrittenRight) {
+  for (bool lookup : {false, true}) {
+    std::string dir = scratch_dir("ort_contrib");
+    std::string in = grouped_query_block(lookup).save(fmt::format("{}/gqa_{}.onnx", dir, lookup));
+    std::string out = fmt::format("{}/gqa_{}.out.onnx", dir, lookup);
+    nlohmann::json j = optimize_with_contrib_ops(in, out, dir, lookup ? "--dim a=4" : "");
+    ASSERT_FALSE(j.is_null());
+    const auto& contrib = j.at("ort_contrib_ops");
+    if (contrib.at("written").contains("com.microsoft:MultiHeadAttention")) {
+      const auto& checks = contrib.at("checks_in_onnxruntime");
+      ASSERT_FALSE(checks.empty()) << contrib.dump(2);
+      size_t at_imported = 0, not_run = 0;
+      for (const auto& c : checks) {
+        // Where the input cannot run (every dimension at one value), nothing is compared.
+        bool compared = !c.at("ok").is_null();
+        EXPECT_TRUE(compared ? c.at("ok").get<bool>() : c.contains("input_cannot_run")) << c.dump();
+        not_run += !compared;
+        at_imported += compared && c.contains("dims");
+      }
+      EXPECT_EQ(at_imported, lookup ? 1u : 0u) << checks.dump(2);
+      EXPECT_EQ(not_run, lookup ? 2u : 0u) << checks.dump(2);
+    }
+    // At another length of a; t stays 2, as written (the model does not import at t = 5,
+    // a = 4: graphsub writes such a dimension with the value it imported it at).
+    auto w = driver::ort_worker_command();
+    ort::Worker worker({.interpreter = w.interpreter, .script = w.script});
+    ort::RuntimeComparison c =
+        ort::compare_in_runtime(worker, in, out, {.dims = {{"a", 5}, {"t", 2}}});
+    EXPECT_TRUE(c.match) << lookup << ": " << c.reference_error;
+    EXPECT_EQ(c.outputs.size(), lookup ? 2u : 1u);
+  }
+}
+
+// ONNX Runtime's comparison of two files says where the reference cannot run (the tied
+// lengths at one value), and compares them at values it runs at.
+TEST(OrtContribOps, AComparisonSaysWhereTheInputCannotRun) {
+  std::string dir = scratch_dir("ort_contrib");
+  std::string in = grouped_query_block(true).save(dir + "/gqa_compare.onnx");
+  auto c = driver::ort_worker_command();
+  ort::Worker worker({.interpreter = c.interpreter, .script = c.script});
+  ort::RuntimeComparison same = ort::compare_in_runtime(worker, in, in, {.sets = 1, .dim = 5});
+  EXPECT_FALSE(same.match);
+  EXPECT_TRUE(same.outputs.empty());
+  EXPECT_NE(same.reference_error.find("Gather"), std::string::npos) << same.reference_error;
+  ort::RuntimeComparison tied =
+      ort::compare_in_runtime(worker, in, in, {.sets = 1, .dims = {{"a", 5}, {"t", 3}}});
+  EXPECT_TRUE(tied.match) << tied.reference_error;
+  EXPECT_TRUE(tied.reference_error.empty());
+  ASSERT_EQ(tied.outputs.size(), 2u);
+  EXPECT_EQ(tied.outputs[0].max_abs_diff, 0.0);
 }
 
 TEST(OrtContribOps, OnlyTheOrtTargetTakesThem) {

@@ -803,6 +803,24 @@ TEST(LatencyGuard, TimesSymbolicDimensionsAtSizesModelsRunAt) {
   EXPECT_EQ(given.at("width"), 200);
 }
 
+// A decoder with a cache runs only where the mask's length is the past's plus the new
+// tokens': where it does not run at guard_dims(), the guard takes the imported values with the
+// lengths scaled by one factor (the sum kept) and the batch at 1.
+TEST(LatencyGuard, ScalesTiedLengthsTogether) {
+  OnnxModelInfo info;
+  info.inputs = {{.name = "ids", .shape = {2, 2}, .dim_params = {"batch", "sequence"}},
+                 {.name = "mask", .shape = {2, 6}, .dim_params = {"batch", "total"}},
+                 {.name = "past", .shape = {2, 3, 4, 8}, .dim_params = {"batch", "", "past", ""}}};
+  EXPECT_EQ(
+      driver::imported_dims(info),
+      (std::map<std::string, int64_t>{{"batch", 2}, {"past", 4}, {"sequence", 2}, {"total", 6}}));
+  auto scaled = driver::scaled_imported_dims(info);
+  EXPECT_EQ(scaled,
+            (std::map<std::string, int64_t>{
+                {"batch", 1}, {"past", 40}, {"sequence", 20}, {"total", 60}}));  // 64 / 6 = 10
+  EXPECT_EQ(scaled.at("total"), scaled.at("past") + scaled.at("sequence"));
+}
+
 TEST(OrtCostModel, PricesByKernelTimeAndCachesTheTable) {
   std::string dir = scratch_dir("ort_cost");
   std::filesystem::remove_all(dir);

@@ -459,12 +459,18 @@ def _kv_symbols(size):
     return base + [sum_symbol("total_sequence", base, ("past_sequence", "sequence"))]
 
 
+GRAPHSUB_DEFAULT_DIM = 2  # the value graphsub gives a symbolic dimension without --dim
+
+
 def sum_symbol(name: str, symbols: list[Symbol], parts: tuple[str, ...]) -> Symbol:
-    """A symbol whose export and test values are the sums of those of `parts`."""
+    """A symbol whose export and test values are the sums of those of `parts`; graphsub is
+    given the sum of the values it optimizes the parts at, so that the model runs there (its
+    latency guard and its check in ONNX Runtime run the model at those values)."""
     by_name = {s.name: s for s in symbols}
     example = sum(by_name[p].example for p in parts)
     tests = tuple(sum(by_name[p].tests[k] for p in parts) for k in (0, 1))
-    return Symbol(name, example, tests, parts)
+    optimize_at = sum(by_name[p].optimize_at or GRAPHSUB_DEFAULT_DIM for p in parts)
+    return Symbol(name, example, tests, parts, optimize_at)
 
 
 def _kv_decoder_recipe(name, config_cls, size, small, full):

@@ -36,21 +36,45 @@ size_t guard_candidates_in_time(double one_run_ms, size_t candidates, size_t oth
   return static_cast<size_t>(std::clamp(room, 1.0, static_cast<double>(candidates)));
 }
 
+namespace {
+
+// A batch by its name, else by leading every input it is in: a (seq, batch, d) layout leads
+// with its sequence, which its mask or another input usually has at another axis.
+bool is_batch_dim(const OnnxModelInfo& info, const std::string& name) {
+  std::string lower = name;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower.find("batch") != std::string::npos || lower == "n") return true;
+  bool leads = false, inner = false;
+  for (const OnnxValue& in : info.inputs)
+    for (size_t a = 0; a < in.dim_params.size(); ++a)
+      if (in.dim_params[a] == name) (a == 0 ? leads : inner) = true;
+  return leads && !inner;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> imported_dims(const OnnxModelInfo& info) {
+  std::map<std::string, int64_t> dims;
+  for (const OnnxValue& v : info.inputs)
+    for (size_t a = 0; a < v.dim_params.size() && a < v.shape.size(); ++a)
+      if (!v.dim_params[a].empty()) dims.emplace(v.dim_params[a], v.shape[a]);
+  return dims;
+}
+
+std::map<std::string, int64_t> scaled_imported_dims(const OnnxModelInfo& info) {
+  std::map<std::string, int64_t> dims = imported_dims(info);
+  int64_t largest = 1;
+  for (const auto& [name, v] : dims)
+    if (!is_batch_dim(info, name)) largest = std::max(largest, v);
+  const int64_t factor = std::max<int64_t>(1, kGuardDim / largest);
+  for (auto& [name, v] : dims) v = is_batch_dim(info, name) ? 1 : v * factor;
+  return dims;
+}
+
 std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
                                           const std::map<std::string, int64_t>& dim_values,
                                           const std::map<std::string, Shape>& input_shapes) {
-  // A batch by its name, else by leading every input it is in: a (seq, batch, d) layout leads
-  // with its sequence, which its mask or another input usually has at another axis.
-  std::set<std::string> leads, inner;
-  for (const OnnxValue& in : info.inputs)
-    for (size_t a = 0; a < in.dim_params.size(); ++a)
-      if (!in.dim_params[a].empty()) (a == 0 ? leads : inner).insert(in.dim_params[a]);
-  auto is_batch = [&](const std::string& name) {
-    std::string lower = name;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lower.find("batch") != std::string::npos || lower == "n") return true;
-    return leads.contains(name) && !inner.contains(name);
-  };
+  auto is_batch = [&](const std::string& name) { return is_batch_dim(info, name); };
   std::map<std::string, int64_t> dims;
   for (const OnnxValue& in : info.inputs) {
     auto given = input_shapes.find(in.name);
@@ -160,7 +184,8 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
   // The original must run in ONNX Runtime for a comparison to mean anything (a model with
   // operators of another runtime's domain may not); then the guard is skipped, and says so.
   // At the guard's sizes first; a model that does not run there (a symbolic dimension tied
-  // to a weight's) is timed at the sizes it was imported and checked at.
+  // to a weight's or to another's) is timed at the sizes it was imported and checked at,
+  // scaled up first.
   std::map<std::string, int64_t> timed_dims = dims;
   std::string cannot_run;
   auto probe = [&]() -> double {
@@ -184,9 +209,14 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
     }
   };
   double probe_ms = probe();
+  // Then at the imported values with the lengths scaled up to the guard's size (the batch at
+  // 1): a sum of two lengths (a cache's past and new tokens and its mask's) stays their sum.
   if (!cannot_run.empty() && !m.info->symbolic.empty()) {
-    timed_dims.clear();
-    for (const SymbolicDim& d : m.info->symbolic) timed_dims[d.name] = d.value;
+    timed_dims = scaled_imported_dims(*m.info);
+    probe_ms = probe();
+  }
+  if (!cannot_run.empty() && !m.info->symbolic.empty()) {
+    timed_dims = imported_dims(*m.info);
     probe_ms = probe();
   }
   if (exporter.joinable()) exporter.join();

@@ -55,6 +55,14 @@ std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
                                           const std::map<std::string, int64_t>& dim_values,
                                           const std::map<std::string, Shape>& input_shapes);
 
+// The value each named input dimension was imported at (also those written as fixed, where
+// the model did not import at another value of one); and the same with the batch at 1 and the
+// other dimensions scaled by one factor up to about kGuardDim, so that lengths tied to each
+// other (a mask's over a cache's past and its new tokens) stay so. Where the model does not
+// run at guard_dims(), the guard times it at these, in turn.
+std::map<std::string, int64_t> imported_dims(const OnnxModelInfo& info);
+std::map<std::string, int64_t> scaled_imported_dims(const OnnxModelInfo& info);
+
 // What the worker can hold at once. ONNX Runtime keeps a session's weights and, at level
 // all, prepacked copies of its MatMul and Conv weights: about kSessionBytesPerFileByte bytes
 // per byte of the file. The input and its control, the candidates (the search's choice

@@ -218,7 +218,13 @@ std::string report_json(const Report& r) {
                            {"max_abs_diff", o.max_abs_diff},
                            {"max_abs_value", o.max_abs_value},
                            {"ok", o.match}});
-      checks.push_back({{"ok", c.match}, {"dim", c.dim}, {"outputs", outputs}});
+      Json check = {{"ok", c.match}, {"dim", c.dim}, {"outputs", outputs}};
+      if (!c.dims.empty()) check["dims"] = c.dims;  // the imported values, by name
+      if (!c.reference_error.empty()) {             // nothing was compared there
+        check["ok"] = nullptr;
+        check["input_cannot_run"] = c.reference_error;
+      }
+      checks.push_back(std::move(check));
     }
     j["ort_contrib_ops"] = {{"written", written}, {"checks_in_onnxruntime", checks}};
   }

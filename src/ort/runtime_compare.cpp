@@ -5,10 +5,15 @@ namespace graphsub::ort {
 RuntimeComparison compare_in_runtime(Worker& worker, const std::string& reference,
                                      const std::string& candidate, const CompareOptions& opts) {
   const char* ids[] = {"compare_reference", "compare_candidate"};
-  worker.call(
-      {{"op", "load"}, {"id", ids[0]}, {"path", reference}, {"threads", 1}, {"dim", opts.dim}});
-  worker.call(
-      {{"op", "load"}, {"id", ids[1]}, {"path", candidate}, {"threads", 1}, {"dim", opts.dim}});
+  for (int k = 0; k < 2; ++k) {
+    nlohmann::json load = {{"op", "load"},
+                           {"id", ids[k]},
+                           {"path", k == 0 ? reference : candidate},
+                           {"threads", 1},
+                           {"dim", opts.dim}};
+    if (!opts.dims.empty()) load["dims"] = opts.dims;
+    worker.call(load);
+  }
   nlohmann::json reply = worker.call({{"op", "compare"},
                                       {"ids", {ids[0], ids[1]}},
                                       {"sets", opts.sets},
@@ -20,6 +25,8 @@ RuntimeComparison compare_in_runtime(Worker& worker, const std::string& referenc
   r.match = reply.at("match").get<bool>();
   r.sets = opts.sets;
   r.dim = opts.dim;
+  r.dims = opts.dims;
+  r.reference_error = reply.value("reference_error", "");
   for (const auto& o : reply.at("outputs")) {
     OutputComparison c;
     c.name = o.at("name").get<std::string>();

@@ -100,6 +100,8 @@ def test_small_zoo_entries(zoo):
     assert [i["shape"] for i in bert["inputs"]][0] == ["batch", "sequence"]
     kv = entries["hf-llama-kv.ts"]
     assert kv["dims"]["total_sequence"] == [12, 18]  # past (4, 6) + new tokens (8, 12)
+    # graphsub imports past and new tokens at its default 2: the mask's length, their sum.
+    assert kv["graphsub_dims"] == {"total_sequence": 4}
     assert not any(os.path.basename(p).startswith(".") for p in os.listdir(out))  # no temps
 
 
