@@ -479,10 +479,6 @@ class OnnxJob {
     report().import_notes.push_back(note);
   }
 
-  // A file that holds ONNX Runtime's own operators is run there against the input before it
-  // is written: graphsub's check ran its reference kernels of those operators, this runs ONNX
-  // Runtime's (one random input set at 1 and at the other value of the symbolic dimensions).
-  // One that differs, or that ONNX Runtime cannot run, is not written: the input is.
   // The written file against the input in ONNX Runtime: what differs ("" where nothing does)
   // and, where that is why, what kept the input from running.
   std::pair<std::string, std::string> compared_in_runtime(const std::string& original,
@@ -529,6 +525,10 @@ class OnnxJob {
     return {failure, cannot_run};
   }
 
+  // A file that holds ONNX Runtime's own operators is run there against the input before it
+  // is written: graphsub's check ran its reference kernels of those operators, this runs ONNX
+  // Runtime's (one random input set; see compared_in_runtime for the dimensions). One that
+  // differs, or that ONNX Runtime cannot run, is not written: the input is.
   void checked_in_runtime() {
     if (!target_.worker || !checking() || written_ == &m_.graph) return;
     bool runtime_ops = false;
