@@ -74,7 +74,6 @@ std::map<std::string, int64_t> scaled_imported_dims(const OnnxModelInfo& info) {
 std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
                                           const std::map<std::string, int64_t>& dim_values,
                                           const std::map<std::string, Shape>& input_shapes) {
-  auto is_batch = [&](const std::string& name) { return is_batch_dim(info, name); };
   std::map<std::string, int64_t> dims;
   for (const OnnxValue& in : info.inputs) {
     auto given = input_shapes.find(in.name);
@@ -86,7 +85,7 @@ std::map<std::string, int64_t> guard_dims(const OnnxModelInfo& info,
       else if (auto v = dim_values.find(name); v != dim_values.end())
         dims.try_emplace(name, v->second);
       else
-        dims.try_emplace(name, is_batch(name) ? 1 : kGuardDim);
+        dims.try_emplace(name, is_batch_dim(info, name) ? 1 : kGuardDim);
     }
   }
   return dims;
@@ -210,13 +209,11 @@ GuardStep run_latency_guard(ort::Worker& worker, const ImportedModel& m,
   };
   double probe_ms = probe();
   // Then at the imported values with the lengths scaled up to the guard's size (the batch at
-  // 1): a sum of two lengths (a cache's past and new tokens and its mask's) stays their sum.
-  if (!cannot_run.empty() && !m.info->symbolic.empty()) {
-    timed_dims = scaled_imported_dims(*m.info);
-    probe_ms = probe();
-  }
-  if (!cannot_run.empty() && !m.info->symbolic.empty()) {
-    timed_dims = imported_dims(*m.info);
+  // 1): a sum of two lengths (a cache's past and new tokens and its mask's) stays their sum;
+  // then at the imported values themselves.
+  for (auto fallback : {scaled_imported_dims, imported_dims}) {
+    if (cannot_run.empty() || m.info->symbolic.empty()) break;
+    timed_dims = fallback(*m.info);
     probe_ms = probe();
   }
   if (exporter.joinable()) exporter.join();

@@ -400,19 +400,17 @@ Attrs mha_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorT
 std::optional<std::vector<AxiomParam>> mha_attrs_to_params(const Attrs& a,
                                                            std::span<const TensorType> in) {
   if (a.i("unidirectional") != 0 || a.f("scale") == 0) return std::nullopt;
+  auto scale = floats_param({static_cast<float>(a.f("scale"))});
+  if (!scale) return std::nullopt;
   if (kv_heads_split(in)) {  // only with the batch's own attention bias
     if (in.size() != 4 || in[3].rank() != 4 || in[3].shape[0] != in[0].shape[0])
       return std::nullopt;
-    auto scale = floats_param({static_cast<float>(a.f("scale"))});
-    if (!scale) return std::nullopt;
     return std::vector<AxiomParam>{*scale};
   }
   // A bias, or an attention bias of the matrix form or without the batch's own, lies outside.
   if (in.size() > 3 &&
       (in.size() > 4 || in[3].rank() != 4 || in[0].rank() != 3 || in[3].shape[0] != in[0].shape[0]))
     return std::nullopt;
-  auto scale = floats_param({static_cast<float>(a.f("scale"))});
-  if (!scale) return std::nullopt;
   if (in[0].rank() == 2) return std::vector<AxiomParam>{*scale};
   if (in[0].rank() == 3) return std::vector<AxiomParam>{a.i("num_heads"), *scale};
   return std::nullopt;
