@@ -25,7 +25,16 @@ function describe(session) {
 }
 
 async function load(req) {
-  const opts = {graphOptimizationLevel: 'all', executionMode: 'sequential', interOpNumThreads: 1};
+  // Fatal messages only: every failure comes back to the client as an error reply, and the
+  // runtime's own log lines (a reference input that cannot run at some dimensions, the
+  // warning that a saved NCHWc graph is specific to this CPU) would reach graphsub's terminal
+  // even with --quiet.
+  const opts = {
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    interOpNumThreads: 1,
+    logSeverityLevel: 4,
+  };
   if (req.threads > 0) opts.intraOpNumThreads = req.threads;
   let profileDir = null;
   if (req.profile) {
@@ -33,12 +42,7 @@ async function load(req) {
     opts.enableProfiling = true;
     opts.profileFilePrefix = path.join(profileDir, 'profile');
   }
-  if (req.optimized) {
-    opts.optimizedModelFilePath = req.optimized;
-    // Saving a graph with layout (NCHWc) optimizations draws a warning on stderr that it is
-    // specific to this CPU; that is the point here, so errors only.
-    opts.logSeverityLevel = 3;
-  }
+  if (req.optimized) opts.optimizedModelFilePath = req.optimized;
   let session;
   try {
     session = await ort.InferenceSession.create(req.path, opts);

@@ -179,6 +179,11 @@ class Worker:
                                        if req.get("level") == "disabled"
                                        else ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
         so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        # Fatal messages only: every failure comes back to the client as an error reply, and
+        # the runtime's own log lines (a reference input that cannot run at some dimensions,
+        # the warning that a saved NCHWc graph is specific to this CPU) would reach
+        # graphsub's terminal even with --quiet.
+        so.log_severity_level = 4
         so.inter_op_num_threads = 1
         if req.get("threads", 0) > 0:
             so.intra_op_num_threads = req["threads"]
@@ -189,7 +194,6 @@ class Worker:
             so.profile_file_prefix = os.path.join(profile_dir, "profile")
         if req.get("optimized"):
             so.optimized_model_filepath = req["optimized"]
-            so.log_severity_level = 3  # the NCHWc warning is the point here
         try:
             session = ort.InferenceSession(req["path"], so, providers=["CPUExecutionProvider"])
         except Exception as e:
