@@ -154,6 +154,121 @@ TEST(OnnxSymbolic, ASliceOfEverythingAtTheImportedValueOnlyIsKept) {
   EXPECT_EQ(at_alt.type(at_alt.outputs()[0].ref).shape, (Shape{2, 4}));
 }
 
+// A grouped-query attention's repeat of the shared heads as exporters write it:
+// k[batch, 2, seq, 4] unsqueezed, expanded to [batch, 2, 3, seq, 4] by a target computed
+// from Shape(k), merged to [batch, 6, seq, 4]; an input q[1, 1, 4] and a class token (a
+// weight) expanded to the batch; z[1] expanded to batch + seq and to batch * seq elements.
+OnnxBuilder expands_model() {
+  OnnxBuilder b(13);
+  b.input("k", {1, 2, 1, 4});
+  b.input("z", {1});
+  b.input("q", {1, 1, 4});
+  make_symbolic(*b.g().mutable_input(0), 0, "batch");
+  make_symbolic(*b.g().mutable_input(0), 2, "seq");
+  b.node("Shape", {"k"}, {"shape"});
+  b.init_ints("i0", {0});
+  b.init_ints("i2", {2});
+  b.node("Gather", {"shape", "i0"}, {"n"});
+  b.node("Gather", {"shape", "i2"}, {"s"});
+  for (auto [name, v] : {std::pair{"c1", 1}, {"c2", 2}, {"c3", 3}, {"c4", 4}, {"c6", 6}})
+    b.init_ints(name, {v});
+  OnnxBuilder::attr(b.node("Concat", {"n", "c2", "c3", "s", "c4"}, {"rep"}), "axis", int64_t{0});
+  b.node("Unsqueeze", {"k", "i2"}, {"k5"});
+  b.node("Expand", {"k5", "rep"}, {"kx"}, "repeat");
+  OnnxBuilder::attr(b.node("Concat", {"n", "c6", "s", "c4"}, {"merged"}), "axis", int64_t{0});
+  b.node("Reshape", {"kx", "merged"}, {"kr"});
+  b.node("Relu", {"kr"}, {"y"});
+  b.init_floats("cls", {0.5f, -1.f, 2.f, 3.f});
+  b.g().mutable_initializer()->rbegin()->clear_dims();
+  for (int64_t d : {1, 1, 4}) b.g().mutable_initializer()->rbegin()->add_dims(d);
+  OnnxBuilder::attr(b.node("Concat", {"n", "c1", "c4"}, {"tok"}), "axis", int64_t{0});
+  b.node("Relu", {"q"}, {"q_r"});
+  b.node("Expand", {"q_r", "tok"}, {"t"}, "to_batch");
+  OnnxBuilder::attr(b.node("Concat", {"n", "c1", "c4"}, {"tok2"}), "axis", int64_t{0});
+  b.node("Expand", {"cls", "tok2"}, {"c"}, "class_token");  // its own target: a held one
+  b.node("Add", {"n", "s"}, {"sum"});
+  b.node("Mul", {"n", "s"}, {"product"});
+  b.node("Relu", {"z"}, {"zr"});
+  b.node("Expand", {"zr", "sum"}, {"u"}, "by_sum");
+  b.node("Expand", {"zr", "product"}, {"v"}, "by_product");
+  b.output("y", {1, 6, 1, 4});
+  make_symbolic(*b.g().mutable_output(0), 0, "batch");
+  make_symbolic(*b.g().mutable_output(0), 2, "seq");
+  b.output("t", {1, 1, 4});
+  make_symbolic(*b.g().mutable_output(1), 0, "batch");
+  b.output("u", {2});
+  make_symbolic(*b.g().mutable_output(2), 0, "batch_plus_seq");
+  b.output("v", {1});
+  make_symbolic(*b.g().mutable_output(3), 0, "batch_times_seq");
+  b.output("c", {1, 1, 4});
+  make_symbolic(*b.g().mutable_output(4), 0, "batch");
+  return b;
+}
+
+TEST(OnnxSymbolic, AnExpandWhoseTargetCanBeWrittenAnewIsReadAndWrittenSymbolic) {
+  // The repeat and q's expand are read as expand operators (their target chains are
+  // evaluated, not kept); a target of batch + seq or batch * seq elements cannot be written
+  // from one dimension, and an expanded weight would be folded into a weight of the imported
+  // batch, so those three Expands and their chains stay nodes computed at run time.
+  OnnxBuilder b = expands_model();
+  ImportedModel m = import_onnx_bytes(b.bytes(), "");
+  EXPECT_EQ(m.info->symbolic.size(), 2u);  // batch and seq (the outputs' own names are not inputs')
+  std::set<std::string> opaque_expands;
+  for (const auto& o : m.summary.opaque)
+    if (o.op_type == "Expand") opaque_expands.insert(o.name);
+  EXPECT_EQ(opaque_expands, (std::set<std::string>{"by_sum", "by_product", "class_token"}));
+  EXPECT_EQ(testing::op_counts(m.graph)["expand"], 2);
+
+  std::string dir = testing::scratch_dir("symbolic_expand");
+  std::string out = dir + "/written.onnx";
+  {
+    std::ofstream f(out, std::ios::binary);
+    f << export_onnx_bytes(m.graph, m.info.get());
+  }
+  onnx::ModelProto w;
+  {
+    std::ifstream f(out, std::ios::binary);
+    ASSERT_TRUE(w.ParseFromIstream(&f));
+  }
+  std::vector<int64_t> repeat_target;
+  for (const auto& n : w.graph().node())
+    if (n.op_type() == "Expand" && n.name() == "repeat")
+      for (const auto& t : w.graph().initializer())
+        if (t.name() == n.input(1)) repeat_target = tensor_ints(t, t.name());
+  EXPECT_EQ(repeat_target, (std::vector<int64_t>{1, 1, 3, 1, 1}));  // batch and seq copied
+
+  // At batch 3 and seq 5 (neither imported value) ONNX Runtime runs the written model, its
+  // input declared at those values (ort_run.js feeds declared shapes).
+  auto* kd = w.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type();
+  kd->mutable_shape()->mutable_dim(0)->set_dim_value(3);
+  kd->mutable_shape()->mutable_dim(2)->set_dim_value(5);
+  {
+    std::ofstream f(out, std::ios::binary);
+    f << w.SerializeAsString();
+  }
+  HostTensor<float> k, z, q;
+  k.shape = {3, 2, 5, 4};
+  for (int64_t i = 0; i < numel(k.shape); ++i) k.data.push_back(static_cast<float>(i % 7) - 3.f);
+  z.shape = {1};
+  z.data = {1.5f};
+  q.shape = {1, 1, 4};
+  q.data = {0.5f, -1.f, 2.f, 3.f};
+  auto got = testing::ort_run(out, {k, z, q});
+  ASSERT_EQ(got.size(), 5u);
+  ASSERT_EQ(got[0].shape, (Shape{3, 6, 5, 4}));
+  for (int64_t bb = 0; bb < 3; ++bb)
+    for (int64_t h = 0; h < 6; ++h)
+      for (int64_t i = 0; i < 20; ++i)
+        ASSERT_EQ(got[0].data[static_cast<size_t>((bb * 6 + h) * 20 + i)],
+                  std::max(0.f, k.data[static_cast<size_t>((bb * 2 + h / 3) * 20 + i)]));
+  EXPECT_EQ(got[1].shape, (Shape{3, 1, 4}));
+  EXPECT_EQ(got[1].data[8], 0.5f);
+  EXPECT_EQ(got[2].shape, (Shape{8}));
+  EXPECT_EQ(got[3].shape, (Shape{15}));
+  EXPECT_EQ(got[3].data[14], 1.5f);
+  EXPECT_EQ(got[4].shape, (Shape{3, 1, 4}));
+}
+
 TEST(OnnxSymbolic, DimensionValuesAreGivenByNameAndUnknownNamesRefused) {
   OnnxBuilder b = flatten_model();
   ImportOptions at7;

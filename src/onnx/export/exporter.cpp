@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iterator>
 #include <map>
+#include <optional>
+#include <variant>
 
 #include "core/error.h"
 #include "exec/precompute.h"
@@ -206,7 +208,14 @@ class Exporter {
     return info_ ? info_->symbolic : std::vector<SymbolicDim>{};
   }
   std::vector<Shape> alt_shapes(TensorRef r) const;
+  // A shape tensor's part: a literal, or factor x (symbolic dimension p) as (p, factor).
+  using TargetPart = std::variant<int64_t, std::pair<size_t, int64_t>>;
+  std::optional<std::pair<size_t, int64_t>> multiple_of_symbolic(const Shape& out,
+                                                                 const std::vector<Shape>& alt,
+                                                                 size_t j) const;
+  std::string shape_tensor(const std::string& stem, const std::vector<TargetPart>& parts);
   std::string symbolic_reshape_target(NodeId id);
+  std::string symbolic_expand_target(NodeId id);
   std::string symbolic_dim_expr(size_t p, int64_t factor);
 
   Graph g_;
@@ -270,6 +279,45 @@ std::string Exporter::symbolic_dim_expr(size_t p, int64_t factor) {
   throw Error(fmt::format("export: no input has symbolic dimension '{}'", name));
 }
 
+// Dimension j of `out` (at the imported values, `alt` at each alternate one) as a multiple of
+// exactly one symbolic dimension: (p, factor), or nullopt.
+std::optional<std::pair<size_t, int64_t>> Exporter::multiple_of_symbolic(
+    const Shape& out, const std::vector<Shape>& alt, size_t j) const {
+  std::vector<size_t> follows;
+  for (size_t p = 0; p < alt.size(); ++p)
+    if (alt[p][j] != out[j]) follows.push_back(p);
+  if (follows.size() != 1) return std::nullopt;
+  const SymbolicDim& sd = info_->symbolic[follows[0]];
+  int64_t factor = out[j] / sd.value;
+  if (factor * sd.value != out[j] || factor * sd.alt != alt[follows[0]][j]) return std::nullopt;
+  return std::pair{follows[0], factor};
+}
+
+// A 1-d int64 shape written as one tensor: each part a literal or a multiple of a symbolic
+// dimension (p, factor); literals that follow each other are one constant.
+std::string Exporter::shape_tensor(const std::string& stem, const std::vector<TargetPart>& parts) {
+  std::vector<std::string> pieces;
+  std::vector<int64_t> literal;
+  auto flush = [&] {
+    if (!literal.empty()) pieces.push_back(c_->int64_const(stem + "_shape", literal));
+    literal.clear();
+  };
+  for (const auto& part : parts) {
+    if (const auto* v = std::get_if<int64_t>(&part)) {
+      literal.push_back(*v);
+    } else {
+      flush();
+      const auto& [p, factor] = std::get<std::pair<size_t, int64_t>>(part);
+      pieces.push_back(symbolic_dim_expr(p, factor));
+    }
+  }
+  flush();
+  if (pieces.size() == 1) return pieces[0];
+  std::string target = c_->fresh(stem + "_shape");
+  set_attr(c_->node("Concat", pieces, {target}, stem + "_shape"), "axis", int64_t{0});
+  return target;
+}
+
 // The target of a reshape whose shape follows symbolic dimensions: fixed dimensions as
 // they are, dimensions copied from the input as 0, one other as -1, and the rest computed
 // from an input's shape. Written before the Reshape node (it reads only graph inputs).
@@ -278,37 +326,21 @@ std::string Exporter::symbolic_reshape_target(NodeId id) {
   TensorRef in = n.inputs[0];
   const Shape &ib = g_.type(in).shape, &ob = n.outputs[0].shape;
   auto ia = alt_shapes(in), oa = alt_shapes({id, 0});
-  std::string stem = n.name.empty() ? fmt::format("reshape_{}", id) : n.name;
-  std::vector<std::string> pieces;
-  std::vector<int64_t> literal;
-  auto flush = [&] {
-    if (!literal.empty()) pieces.push_back(c_->int64_const(stem + "_shape", literal));
-    literal.clear();
-  };
   // Each dimension: fixed, copied from the input (0), a multiple of one symbolic dimension,
   // or neither (a sum of two, say), which only -1 can state: -1 goes to such a dimension
   // when there is one, else to the first that follows a symbolic dimension.
   enum Kind { kFixed, kCopied, kMultiple, kOther };
   std::vector<Kind> kinds(ob.size());
-  std::vector<size_t> follows_dim(ob.size());
-  std::vector<int64_t> factors(ob.size());
+  std::vector<std::optional<std::pair<size_t, int64_t>>> multiples(ob.size());
   for (size_t j = 0; j < ob.size(); ++j) {
     bool fixed = true, copied = j < ib.size() && ib[j] == ob[j];
-    std::vector<size_t> follows;
     for (size_t p = 0; p < oa.size(); ++p) {
-      if (oa[p][j] != ob[j]) follows.push_back(p);
       fixed = fixed && oa[p][j] == ob[j];
       copied = copied && ia[p][j] == oa[p][j];
     }
     kinds[j] = fixed ? kFixed : copied ? kCopied : kOther;
-    if (kinds[j] != kOther || follows.size() != 1) continue;
-    const SymbolicDim& sd = info_->symbolic[follows[0]];
-    int64_t factor = ob[j] / sd.value;
-    if (factor * sd.value == ob[j] && factor * sd.alt == oa[follows[0]][j]) {
+    if (kinds[j] == kOther && (multiples[j] = multiple_of_symbolic(ob, oa, j)))
       kinds[j] = kMultiple;
-      follows_dim[j] = follows[0];
-      factors[j] = factor;
-    }
   }
   auto other = std::find(kinds.begin(), kinds.end(), kOther);
   if (other != kinds.end() && std::find(other + 1, kinds.end(), kOther) != kinds.end())
@@ -318,21 +350,47 @@ std::string Exporter::symbolic_reshape_target(NodeId id) {
                     g_.describe(id), other - kinds.begin(),
                     std::find(other + 1, kinds.end(), kOther) - kinds.begin()));
   if (other == kinds.end()) other = std::find(kinds.begin(), kinds.end(), kMultiple);
+  std::vector<TargetPart> parts;
   for (size_t j = 0; j < ob.size(); ++j) {
-    if (kinds[j] == kFixed || kinds[j] == kCopied) {
-      literal.push_back(kinds[j] == kFixed ? ob[j] : 0);
-    } else if (static_cast<ptrdiff_t>(j) == other - kinds.begin()) {
-      literal.push_back(-1);
+    if (kinds[j] == kFixed || kinds[j] == kCopied)
+      parts.emplace_back(kinds[j] == kFixed ? ob[j] : int64_t{0});
+    else if (static_cast<ptrdiff_t>(j) == other - kinds.begin())
+      parts.emplace_back(int64_t{-1});
+    else
+      parts.emplace_back(*multiples[j]);
+  }
+  return shape_tensor(n.name.empty() ? fmt::format("reshape_{}", id) : n.name, parts);
+}
+
+// The target of an expand whose output follows symbolic dimensions: 1 where the output copies
+// the input's dimension (Expand keeps it), fixed dimensions as they are, multiples of one
+// symbolic dimension computed from an input's shape. The importer reads an Expand only where
+// its target can be written so (runtime_values.h); a rewrite's expand that cannot is an error.
+std::string Exporter::symbolic_expand_target(NodeId id) {
+  const Node& n = g_.node(id);
+  TensorRef in = n.inputs[0];
+  const Shape &ib = g_.type(in).shape, &ob = n.outputs[0].shape;
+  auto ia = alt_shapes(in), oa = alt_shapes({id, 0});
+  size_t lead = ob.size() - std::min(ob.size(), ib.size());  // output axes the input lacks
+  std::vector<TargetPart> parts;
+  for (size_t j = 0; j < ob.size(); ++j) {
+    bool fixed = true, copied = j >= lead && ib[j - lead] == ob[j];
+    for (size_t p = 0; p < oa.size(); ++p) {
+      fixed = fixed && oa[p][j] == ob[j];
+      copied = copied && ia[p][j - lead] == oa[p][j];
+    }
+    if (copied || fixed) {
+      parts.emplace_back(copied ? int64_t{1} : ob[j]);
+    } else if (auto m = multiple_of_symbolic(ob, oa, j)) {
+      parts.emplace_back(*m);
     } else {
-      flush();
-      pieces.push_back(symbolic_dim_expr(follows_dim[j], factors[j]));
+      throw Error(fmt::format(
+          "export: {}: dimension {} of its target cannot be written in terms of the symbolic "
+          "input dimensions",
+          g_.describe(id), j));
     }
   }
-  flush();
-  if (pieces.size() == 1) return pieces[0];
-  std::string target = c_->fresh(stem + "_shape");
-  set_attr(c_->node("Concat", pieces, {target}, stem + "_shape"), "axis", int64_t{0});
-  return target;
+  return shape_tensor(n.name.empty() ? fmt::format("expand_{}", id) : n.name, parts);
 }
 
 void Exporter::name_sources() {
@@ -401,14 +459,19 @@ void Exporter::write_nodes() {
       c_->names[{id, i}] = name;
       outs.push_back(name);
     }
-    std::string target;
-    if (!alts_.empty() && n.op->name == "reshape" && symbolic({id, 0}))
-      target = symbolic_reshape_target(id);
+    // Reshape and Expand targets that follow symbolic dimensions, written anew.
+    std::string target, target_of;
+    if (!alts_.empty() && (n.op->name == "reshape" || n.op->name == "expand") &&
+        symbolic({id, 0})) {
+      bool reshape = n.op->name == "reshape";
+      target = reshape ? symbolic_reshape_target(id) : symbolic_expand_target(id);
+      target_of = reshape ? "Reshape" : "Expand";
+    }
     write_operator(*c_, id, outs);
     if (!target.empty()) {
       for (int k = c_->gp.node_size(); k-- > 0;) {
         auto& written = *c_->gp.mutable_node(k);
-        if (written.op_type() == "Reshape" && written.output_size() == 1 &&
+        if (written.op_type() == target_of && written.output_size() == 1 &&
             written.output(0) == outs[0]) {
           // The fixed target write_operator made is read by nobody now.
           std::string fixed = written.input(1);

@@ -658,11 +658,34 @@ bool Importer::produces_runtime_value(const NodeProto& n) const {
                      [&](const std::string& o) { return runtime_.count(o) > 0; });
 }
 
+// Whether tensor `r` of the graph being built is computed from a graph input (not from
+// weights alone, which the weight pre-computation folds into one weight of one shape).
+bool computed_from_input(const Graph& g, TensorRef r) {
+  std::vector<NodeId> todo{r.node};
+  std::set<NodeId> seen;
+  while (!todo.empty()) {
+    NodeId id = todo.back();
+    todo.pop_back();
+    if (!seen.insert(id).second) continue;
+    if (g.node(id).is_input()) return true;
+    for (TensorRef in : g.node(id).inputs) todo.push_back(in.node);
+  }
+  return false;
+}
+
 // Evaluated tensors this node reads where the graph holds their value: every one an opaque
-// node reads, those of a converted node except Reshape's target (derived again on export).
+// node reads, those of a converted node except Reshape's target (derived again on export)
+// and Expand's where it expands a tensor computed from an input (derived again where
+// runtime_values finds that it can be; an expanded weight would be folded at one value).
 void Importer::record_fixed_reads(const NodeProto& n, bool opaque) {
+  bool expand = !opaque && n.op_type() == "Expand" && n.input_size() == 2 &&
+                computed_from_input(ctx_->g, ctx_->input(n, 0));
+  if (expand && ctx_->constants.count(n.input(1)))
+    trace_.expand_reads[n.output(0)] = {n.input(1), ctx_->shape(ctx_->input(n, 0)),
+                                        ctx_->shape(ctx_->tensors.at(n.output(0)))};
   for (int i = 0; i < n.input_size(); ++i)
-    if (ctx_->constants.count(n.input(i)) && (opaque || !(n.op_type() == "Reshape" && i == 1)))
+    if (ctx_->constants.count(n.input(i)) &&
+        (opaque || i != 1 || !(n.op_type() == "Reshape" || expand)))
       trace_.fixed_reads.insert(n.input(i));
 }
 
@@ -914,14 +937,26 @@ ImportedModel import_model(std::string_view bytes, const std::string& base_dir,
     r.alt_graphs.clear();
     std::vector<std::string> notes;
     ImportKeeps more;
+    // An Expand's output axis that follows two symbolic dimensions (their product) is not
+    // one the exporter writes anew: its target is computed at run time.
+    std::map<std::string, std::set<size_t>> expand_axes;
     for (const SymbolicDim& dim : dims) {
       rep.progress("import", 0, 0, fmt::format("again at {}={}", dim.name, dim.alt));
       try {
         FoldTrace alt_trace;
         ImportedModel ra = import_once(bytes, base_dir, at_alternate(opts, *info, dim),
                                        null_reporter(), label, "", keeps, &alt_trace);
-        for (const auto& name : runtime_values(base_trace, alt_trace))
+        for (const auto& name : runtime_values(base_trace, alt_trace, dim.value, dim.alt))
           if (!keeps.runtime.count(name)) more.runtime.insert(name);
+        for (const auto& [out, b] : base_trace.expand_reads) {
+          auto a = alt_trace.expand_reads.find(out);
+          auto axes = a == alt_trace.expand_reads.end()
+                          ? std::nullopt
+                          : expand_axes_following(b, a->second, dim.value, dim.alt);
+          for (size_t axis : axes ? *axes : std::vector<size_t>{})
+            if (!expand_axes[out].insert(axis).second && !keeps.runtime.count(b.target))
+              more.runtime.insert(b.target);
+        }
         std::set_symmetric_difference(base_trace.no_op_slices.begin(),
                                       base_trace.no_op_slices.end(), alt_trace.no_op_slices.begin(),
                                       alt_trace.no_op_slices.end(),

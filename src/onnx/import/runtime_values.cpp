@@ -13,7 +13,26 @@ void FoldTrace::record(const std::string& name, const HostConstant& value,
   sources[name] = std::move(inputs);
 }
 
-std::set<std::string> runtime_values(const FoldTrace& base, const FoldTrace& alt) {
+std::optional<std::vector<size_t>> expand_axes_following(const ExpandRead& base,
+                                                         const ExpandRead& alt, int64_t value,
+                                                         int64_t alt_value) {
+  const auto &ob = base.output, &oa = alt.output;
+  if (ob.size() != oa.size() || base.input.size() != alt.input.size() ||
+      base.input.size() > ob.size() || value == 0)
+    return std::nullopt;
+  size_t lead = ob.size() - base.input.size();  // output axes the input lacks
+  std::vector<size_t> follows;
+  for (size_t j = 0; j < ob.size(); ++j) {
+    bool copied = j >= lead && base.input[j - lead] == ob[j] && alt.input[j - lead] == oa[j];
+    if (copied || ob[j] == oa[j]) continue;
+    if (ob[j] % value != 0 || ob[j] / value * alt_value != oa[j]) return std::nullopt;
+    follows.push_back(j);
+  }
+  return follows;
+}
+
+std::set<std::string> runtime_values(const FoldTrace& base, const FoldTrace& alt, int64_t value,
+                                     int64_t alt_value) {
   auto differs = [&](const std::string& name) {
     auto b = base.values.find(name);
     if (b == base.values.end()) return false;  // not evaluated: computed at run time already
@@ -25,6 +44,12 @@ std::set<std::string> runtime_values(const FoldTrace& base, const FoldTrace& alt
   for (const auto* reads : {&base.fixed_reads, &alt.fixed_reads})
     for (const auto& name : *reads)
       if (differs(name)) todo.push_back(name);
+  for (const auto& [out, b] : base.expand_reads) {
+    auto a = alt.expand_reads.find(out);
+    if (differs(b.target) &&
+        (a == alt.expand_reads.end() || !expand_axes_following(b, a->second, value, alt_value)))
+      todo.push_back(b.target);
+  }
   while (!todo.empty()) {
     std::string name = std::move(todo.back());
     todo.pop_back();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "onnx/onnx_model.h"
 #include "ops/op_def.h"
@@ -41,6 +43,19 @@ Shape derive_reshape(const Graph& g, NodeId id, const Shape& in_alt) {
   if (numel(out) != numel(in_alt))
     throw Error(fmt::format("{}: cannot tell which of its dimensions follow the symbolic one",
                             g.describe(id)));
+  return out;
+}
+
+// Expand target at the alternate value when no import recorded it: output dimensions that
+// copy the input's (aligned at the end) follow it, the others stay; the node's inference
+// then says whether the input still broadcasts to that.
+Shape derive_expand(const Graph& g, NodeId id, const Shape& in_alt) {
+  const Node& n = g.node(id);
+  const Shape& in = g.type(n.inputs[0]).shape;
+  Shape out = n.outputs[0].shape;
+  size_t lead = out.size() - std::min(out.size(), in.size());
+  for (size_t j = lead; j < out.size(); ++j)
+    if (out[j] == in[j - lead]) out[j] = in_alt[j - lead];
   return out;
 }
 
@@ -125,6 +140,10 @@ Graph instantiate_symbolic(const Graph& g, const OnnxModelInfo& info, size_t p,
       Attrs attrs = n.attrs;
       if (n.op->name == "reshape" && changed) {
         Shape target = want ? (*want)[0] : derive_reshape(g, id, r.type(ins[0]).shape);
+        attrs.set("shape", std::vector<int64_t>(target.begin(), target.end()));
+      }
+      if (n.op->name == "expand" && (changed || (want && (*want)[0] != n.outputs[0].shape))) {
+        Shape target = want ? (*want)[0] : derive_expand(g, id, r.type(ins[0]).shape);
         attrs.set("shape", std::vector<int64_t>(target.begin(), target.end()));
       }
       // An elementwise sum or product of equal shapes at the imported value (a symbolic
