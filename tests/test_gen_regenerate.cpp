@@ -89,6 +89,10 @@ TEST(GenRegenerate, TheOrtAttentionLibraryReproducesFromItsHeader) {
   expect_library_reproduces("rules/ort_attention", "unfold");
 }
 
+TEST(GenRegenerate, TheOnnxAttentionLibraryReproducesFromItsHeader) {
+  expect_library_reproduces("rules/onnx_attention", "unfold");
+}
+
 // Every fused operator the library is generated for (--with-ops in its header) is introduced
 // by at least one of its rules: an operator the enumerator cannot apply (three tensor inputs
 // once, a skip normalization's unread sum) would leave the list with no rule and no error.

@@ -51,6 +51,26 @@ TEST(OptCost, AnalyticIsARooflinePlusOverhead) {
   EXPECT_EQ(m.node_cost(g, x.node, constant), 0);  // inputs and weights are free
 }
 
+// ONNX's Attention exists from opset 23 (OpDef::onnx_since): for a file of an older opset it
+// costs what a target that cannot run it costs, so the search never writes one there.
+TEST(OptCost, AnOperatorNewerThanTheWrittenOpsetIsNotRunThere) {
+  GraphBuilder b;
+  auto q = b.input("q", {1, 2, 3, 4});
+  auto kv = b.input("kv", {1, 2, 3, 4});
+  auto a = b.op("attention", {q, kv, kv}, {{"scale", 0.5}});
+  b.output("y", b.relu(a));
+  Graph g = b.finish();
+  auto constant = constant_nodes(g);
+  AnalyticCostModel m(fixed_machine());
+  for (int64_t opset : {0, 23, 24}) {
+    m.set_written_opset(opset);
+    EXPECT_LT(m.node_cost(g, a.node, constant), 1e3) << opset;
+  }
+  m.set_written_opset(17);
+  EXPECT_EQ(m.node_cost(g, a.node, constant), CostModel::kNotRunHere);
+  EXPECT_LT(m.node_cost(g, g.outputs()[0].ref.node, constant), 1e3);  // relu: every opset
+}
+
 TEST(OptCost, WeightExpressionsAreFree) {
   GraphBuilder b;
   auto x = b.input("x", {1, 4, 8, 8});

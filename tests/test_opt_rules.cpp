@@ -140,20 +140,22 @@ TEST(OptRules, OrtFusedRulesAreGeneratedProvedAndNotLoadedByDefault) {
   EXPECT_TRUE(u.has);
   EXPECT_FALSE(shipped("rules/ort_fused.rules"));
   std::vector<std::string> files = driver::shipped_ort_fused_rules();
-  ASSERT_EQ(files.size(), 2u);
+  ASSERT_EQ(files.size(), 3u);
   EXPECT_TRUE(files[0].ends_with("rules/ort_fused.rules"));
   EXPECT_TRUE(files[1].ends_with("rules/ort_attention.rules"));
+  EXPECT_TRUE(files[2].ends_with("rules/onnx_attention.rules"));
   std::string header = command_of("rules/ort_fused.rules");
   EXPECT_NE(header.find("graphsub generate --max-ops 2"), std::string::npos) << header;
   expect_all_proved("rules/ort_fused.rules", 50);
 }
 
-// Calls f(rule direction, candidate) for every candidate that rules/ort_attention.rules makes
-// of g, each rule in each direction, at every match.
+// Calls f(rule direction, candidate) for every candidate that the attention library (rules/
+// ort_attention.rules unless named) makes of g, each rule in each direction, at every match.
 void for_each_attention_candidate(const Graph& g,
-                                  const std::function<void(const std::string&, const Graph&)>& f) {
+                                  const std::function<void(const std::string&, const Graph&)>& f,
+                                  const std::string& library = "rules/ort_attention.rules") {
   auto axioms = rules::load_rules(driver::shipped_axioms());
-  auto rs = load("rules/ort_attention.rules", axioms);
+  auto rs = load(library, axioms);
   opt::GraphIndex ix(g);
   for (const rules::Rule& r : rs.rules)
     for (const rules::Rule& dir : rules::orientations(r)) {
@@ -337,6 +339,68 @@ TEST(OptRules, OrtAttentionRulesFindMultiHeadAttentionAsExportersWriteIt) {
   // Llama's: rotated queries, a past appended to the keys and values, their heads shared.
   EXPECT_EQ(split_kv_attention_fusions(false), 1u);
   EXPECT_EQ(split_kv_attention_fusions(true), 1u);
+}
+
+// The candidates that rules/onnx_attention.rules makes of a Llama-style attention block as the
+// ONNX importer reads Hugging Face's export: four query heads, two key/value heads ([B, 2, P +
+// S, D] after the past) repeated for their groups as reshape, expand and reshape ([B, 2, 1, L,
+// D] to [B, 2, 2, L, D] to [B, 4, L, D]), q and the key's transpose scaled, a mask [B, 1, S, L]
+// and torch's NaN guard. Each fusion must hold one ONNX Attention taking the shared heads as
+// they are, with the guard after it, and be equal to the block.
+size_t grouped_attention_fusions() {
+  GraphBuilder b;
+  const int64_t batch = 2, seq = 3, past = 2, heads = 4, kv = 2, d = 4, len = past + seq;
+  auto x = b.input("x", {batch, seq, heads * d});
+  auto split = [&](const char* w, int64_t h) {
+    auto t = b.matmul(x, b.weight(w, {heads * d, h * d}));
+    return b.transpose(b.reshape(t, {batch, seq, h, d}), {0, 2, 1, 3});
+  };
+  auto repeated = [&](const char* w, const char* past_name) {
+    auto cache = b.concat(2, {b.input(past_name, {batch, kv, past, d}), split(w, kv)});
+    auto wide = b.op("expand", {b.reshape(cache, {batch, kv, 1, len, d})},
+                     {{"shape", std::vector<int64_t>{batch, kv, heads / kv, len, d}}});
+    return b.reshape(wide, {batch, heads, len, d});
+  };
+  auto k = repeated("wk", "past_k"), v = repeated("wv", "past_v");
+  auto c = b.weight("c", {});
+  auto scores = b.matmul(b.op("smul", {split("wq", heads), c}),
+                         b.op("smul", {b.transpose(k, {0, 1, 3, 2}), c}));
+  scores = b.op("add", {scores, b.input("m", {batch, 1, seq, len})});
+  end_attention(b, scores, v, true, {batch, seq, heads * d});
+  Graph g = b.finish();
+  size_t fused = 0;
+  for_each_attention_candidate(
+      g,
+      [&](const std::string& rule, const Graph& cand) {
+        std::vector<const Node*> att;
+        size_t expands = 0, guards = 0;
+        for (NodeId id = 0; id < cand.num_slots(); ++id) {
+          if (!cand.alive(id)) continue;
+          if (cand.node(id).op->name == "attention") att.push_back(&cand.node(id));
+          expands += cand.node(id).op->name == "expand";
+          guards += cand.node(id).op->name == "nan_to_zero";
+        }
+        if (att.size() != 1) return;
+        ++fused;
+        ASSERT_EQ(att[0]->inputs.size(), 4u) << rule;
+        EXPECT_EQ(cand.type(att[0]->inputs[1]).shape, (Shape{batch, kv, len, d})) << rule;
+        EXPECT_EQ(expands, 0u) << rule;  // no repeat left
+        EXPECT_EQ(guards, 1u) << rule;
+        EXPECT_TRUE(check_equivalent(g, cand, {.seed = 7}).ok) << rule;
+      },
+      "rules/onnx_attention.rules");
+  return fused;
+}
+
+// The library that introduces ONNX's Attention (opset 23) over grouped key/value heads is
+// unfolded from its definition and proved; it finds the repeat of Llama's shared heads.
+TEST(OptRules, OnnxAttentionRulesFindGroupedQueryAttentionAsExportersWriteIt) {
+  std::string header = command_of("rules/onnx_attention.rules");
+  EXPECT_NE(header.find("graphsub unfold --term"), std::string::npos) << header;
+  EXPECT_NE(header.find("attention_grouped_masked"), std::string::npos) << header;
+  expect_all_proved("rules/onnx_attention.rules", 20);
+  // Two forms match: the key's factor alone (the scaled query is their ?a), and both factors.
+  EXPECT_EQ(grouped_attention_fusions(), 2u);
 }
 
 // A longer form (layernorm_b: LayerNormalization with its bias) matches only the nodes with

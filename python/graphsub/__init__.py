@@ -89,7 +89,9 @@ def optimize(model, *, target=None, budget=None, alpha=None, time_limit=None,
     before returning; a result slower beyond the noise band is replaced by the original
     (0: no guard). ort_contrib_ops: ort target: the search may introduce ONNX Runtime's
     fused com.microsoft operators by the generated rules of rules/ort_fused.rules and
-    rules/ort_attention.rules; the model then runs in ONNX Runtime only. rules: a rule file or a list of them (None: the shipped
+    rules/ort_attention.rules, and ONNX's Attention over grouped key/value heads by
+    rules/onnx_attention.rules where the file's opset is 23 or later; the model then runs in
+    ONNX Runtime only. rules: a rule file or a list of them (None: the shipped
     library). check: random input sets compared (0: no check). input_shapes: {input: shape}
     for symbolic dimensions. dims: {dimension name: value}, the value of a symbolic
     dimension for every input that has it (the command's --dim). Raises CheckError when the check fails.

@@ -115,8 +115,9 @@ void add_onnx_flags(CLI::App& cmd, OptimizeCommandOptions& c) {
       cmd.add_flag("--ort-contrib-ops", o.ort_contrib_ops,
                    "--target ort: let the search introduce ONNX Runtime's fused com.microsoft "
                    "operators (multi-head attention, skip normalizations, ...) by the generated "
-                   "rules of rules/ort_fused.rules and rules/ort_attention.rules; the file then "
-                   "runs in ONNX Runtime only"),
+                   "rules of rules/ort_fused.rules and rules/ort_attention.rules (and ONNX's "
+                   "Attention over grouped key/value heads, rules/onnx_attention.rules, in a file "
+                   "of opset 23 or later: see --opset); the file then runs in ONNX Runtime only"),
       cmd.add_option(
           "--dump-candidates", o.dump_candidates,
           "debugging: write sampled candidate graphs (the search's path, finalists, "

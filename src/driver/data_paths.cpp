@@ -77,12 +77,12 @@ std::vector<std::string> shipped_rule_files() {
 
 std::vector<std::string> shipped_ort_fused_rules() {
   std::vector<std::string> files;
-  for (const char* name : {"ort_fused.rules", "ort_attention.rules"}) {
+  for (const char* name : {"ort_fused.rules", "ort_attention.rules", "onnx_attention.rules"}) {
     fs::path p = fs::path(data_dir()) / "rules" / name;
     std::error_code ec;
     if (!fs::exists(p, ec))
-      throw Error(fmt::format("--ort-contrib-ops: rules/{} is missing from the data folder {}", name,
-                              data_dir()));
+      throw Error(fmt::format("--ort-contrib-ops: rules/{} is missing from the data folder {}",
+                              name, data_dir()));
     files.push_back(p.string());
   }
   return files;

@@ -36,8 +36,10 @@ OrtWorkerCommand ort_worker_command();
 
 // The generated rules that introduce ONNX Runtime's fused operators (src/ops/fused_ops.cpp),
 // loaded with --ort-contrib-ops only: rules/ort_fused.rules (enumerated: skip normalizations,
-// gelus, FusedMatMul) and rules/ort_attention.rules (unfolded from MultiHeadAttention's
-// definition, `graphsub unfold`). Throws Error naming a file missing from the data folder.
+// gelus, FusedMatMul), rules/ort_attention.rules (unfolded from MultiHeadAttention's
+// definition, `graphsub unfold`) and rules/onnx_attention.rules (ONNX's Attention over
+// grouped key/value heads, unfolded alike; the search writes it into files of opset 23 on
+// only, OpDef::onnx_since). Throws Error naming a file missing from the data folder.
 std::vector<std::string> shipped_ort_fused_rules();
 
 // `o` with the shipped rule files when it names none, and the shipped axioms (when a data

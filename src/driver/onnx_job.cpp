@@ -160,6 +160,9 @@ class OnnxJob {
     } else {
       cost_ = opt::make_cost_model(opts_, rep_);
     }
+    // The file holds only operators of its opset (the input's unless --opset says).
+    int64_t source = m_.info->opset();
+    cost_->set_written_opset(o_.opset != 0 ? o_.opset : source != 0 ? source : 17);
   }
 
   // The search, and the optimizer's check of its choice at the import's shapes (on the

@@ -21,6 +21,7 @@
 
 #include "ops/families.h"
 #include "ops/float_params.h"
+#include "ops/int_list_param.h"
 #include "ops/kernel_util.h"
 
 namespace graphsub {
@@ -185,6 +186,14 @@ void kernel_attention(const KernelIO<T>& io) {
                    typed({s.batch(), s.q_len(), s.q_heads(), s.v[3]}), io.out[0]);
 }
 
+// The repeat that grouped-query attention stands for: K [B, Hkv, L, D] expanded to [B, Hkv,
+// Hq / Hkv, L, D] (then merged to Hq heads), for Q [B, Hq, S, D].
+std::vector<int64_t> grouped_target(std::span<const TensorType> in) {
+  const Shape &q = in[0].shape, &k = in[1].shape;
+  if (q.size() != 4 || k.size() != 4 || k[1] < 1 || q[1] % k[1] != 0) return {};
+  return {k[0], k[1], q[1] / k[1], k[2], k[3]};
+}
+
 OpCost cost_attention(const Attrs& a, std::span<const TensorType> in,
                       std::span<const TensorType> out) {
   AttentionShapes s = attention_shapes(a, in);
@@ -196,11 +205,22 @@ OpCost cost_attention(const Attrs& a, std::span<const TensorType> in,
 
 // (attention ?scale ?q ?k ?v): the scale spelled exactly, the heads in their own axis (or
 // matrices); (attention_heads ?heads ?scale ?q ?k ?v): the 3-d form, [B, S, heads * D], as many
-// key/value heads as query heads. A node with a mask or a causal mask lies outside the
-// language.
-Attrs attention_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType>) {
-  if (p.size() != 1 && p.size() != 2)
-    throw Error("attention: expected the scale, or the heads and the scale");
+// key/value heads as query heads; (attention_grouped_masked ?heads ?target ?scale ?q ?k ?v ?m):
+// Q [B, Hq, S, D], K and V [B, heads, L, D] shared by groups of Hq / heads query heads, an
+// additive mask of rank 4; its target is the repeat's expand of K and V to [B, heads, Hq /
+// heads, L, D] (axiom attention-grouped-masked), which the node's shapes determine. A node
+// with a causal mask, or a mask of another rank, lies outside the language.
+Attrs attention_params_to_attrs(std::span<const AxiomParam> p, std::span<const TensorType> in) {
+  if (p.size() < 1 || p.size() > 3)
+    throw Error(
+        "attention: expected the scale, the heads and the scale, or the grouped form's "
+        "heads, target and scale");
+  if (p.size() == 3 && in.size() == 4 &&
+      (in[1].rank() != 4 || in[1].shape[1] != std::get<int64_t>(p[0]) ||
+       grouped_target(in) != param_ints("attention", p[1])))
+    throw Error(fmt::format("attention: heads {} and target {} are not the repeat of K {} for Q {}",
+                            std::get<int64_t>(p[0]), shape_str(param_ints("attention", p[1])),
+                            shape_str(in[1].shape), shape_str(in[0].shape)));
   int64_t heads = p.size() == 2 ? std::get<int64_t>(p[0]) : 0;
   return {{"scale", static_cast<double>(param_float("attention", p.back()))},
           {"is_causal", int64_t{0}},
@@ -210,10 +230,16 @@ Attrs attention_params_to_attrs(std::span<const AxiomParam> p, std::span<const T
 
 std::optional<std::vector<AxiomParam>> attention_attrs_to_params(const Attrs& a,
                                                                  std::span<const TensorType> in) {
-  if (in.size() > 3 || a.i("is_causal") != 0) return std::nullopt;
+  if (in.size() > 4 || a.i("is_causal") != 0) return std::nullopt;
   auto scale = floats_param({static_cast<float>(a.f("scale"))});
   if (!scale) return std::nullopt;
   int64_t heads = a.i("q_num_heads");
+  if (in.size() == 4) {
+    if (heads != 0 || in[0].rank() != 4 || in[3].rank() != 4) return std::nullopt;
+    auto target = ints_param(grouped_target(in));
+    if (!target) return std::nullopt;
+    return std::vector<AxiomParam>{in[1].shape[1], *target, *scale};
+  }
   if (heads == 0) return std::vector<AxiomParam>{*scale};
   if (in[0].rank() == 3 && a.i("kv_num_heads") == heads)
     return std::vector<AxiomParam>{heads, *scale};
@@ -235,11 +261,14 @@ void register_attention_ops(std::vector<OpDef>& defs) {
        .kernel_u32 = kernel_attention<uint32_t>,
        .cost = cost_attention,
        .standin = true,
+       .onnx_since = 23,
        .axiom_params = {"scale"},
        .params_to_attrs = attention_params_to_attrs,
        .attrs_to_params = attention_attrs_to_params,
-       .axiom_forms = {
-           {.name = "attention_heads", .num_tensors = 3, .params = {"heads", "scale"}}}});
+       .axiom_forms = {{.name = "attention_heads", .num_tensors = 3, .params = {"heads", "scale"}},
+                       {.name = "attention_grouped_masked",
+                        .num_tensors = 4,
+                        .params = {"heads", "target", "scale"}}}});
 }
 
 }  // namespace graphsub

@@ -83,6 +83,10 @@ struct OpDef {
   // operators, src/ops/fused_ops.cpp); empty for operators every runtime runs. A graph holding
   // one runs only there: the optimizer introduces it only for a target of that runtime.
   std::string_view runtime;
+  // The first ONNX opset that has this operator (ONNX's Attention and RotaryEmbedding: 23); 0
+  // where every opset the exporter writes holds it or its lowering. The search does not
+  // introduce one into a file of an older opset (CostModel::set_written_opset).
+  int64_t onnx_since = 0;
 
   // Binding to the axiom/rule language (generator operators only). A term applies an operator
   // to its parameter arguments first, then its tensor arguments: (conv ?s ?p ?c ?x ?w).

@@ -145,6 +145,7 @@ void register_rotary_ops(std::vector<OpDef>& defs) {
                   .kernel_f32 = kernel_rotary<float>,
                   .kernel_u32 = kernel_rotary<uint32_t>,
                   .cost = cost_rotary,
+                  .onnx_since = 23,
                   .attrs_to_params = rotary_attrs_to_params});
 }
 

@@ -246,7 +246,11 @@ double OrtCostModel::config_cost(const opt::OpConfig& c) {
   double us = 0;
   try {
     std::string path = fmt::format("{}/cfg.onnx", scratch_);
-    export_onnx_file(opt::measurement_graph(c, /*conv_context=*/false).first, nullptr, path);
+    // An operator of a newer opset than the exporter's default (ONNX's Attention) is timed in
+    // a file of its first opset (the cache's keys do not hold the opset: one per operator).
+    ExportOptions eo;
+    eo.opset = c.op->onnx_since;
+    export_onnx_file(opt::measurement_graph(c, /*conv_context=*/false).first, nullptr, path, eo);
     auto [kernel_us, kernels] = profile_model(path);
     us = kernel_us + per_kernel_us_ * kernels;
   } catch (const Error& e) {

@@ -2,7 +2,30 @@
 
 #include <algorithm>
 
+#include "ops/int_list_param.h"
+
 namespace graphsub::rules {
+
+namespace {
+
+// Grouped-query attention's arguments as its repeat target [B, Hkv, groups, L, D] fixes them: Q
+// [B, Hkv * groups, S, D], K and V [B, Hkv, L, D], the mask [B or 1, Hq or 1, S, L]. Shapes that
+// do not fit are left out of the join (four rank-4 shapes sharing only the batch are millions
+// of tuples); the sequence S that Q and the mask share is left to the inference.
+std::optional<TypeKey> grouped_key(const Term& t, size_t arg, const Shape& s,
+                                   const ParamAssignment& params) {
+  const Term& p = *t.args[1];
+  std::vector<int64_t> g =
+      param_ints("attention", p.kind == Term::Kind::Var ? params.at(p.name) : param_value(p));
+  if (g.size() != 5 || s.size() != 4) return std::nullopt;
+  int64_t hq = g[1] * g[2];
+  bool fits = arg == 0  ? s[0] == g[0] && s[1] == hq && s[3] == g[4]
+              : arg < 3 ? s == Shape{g[0], g[1], g[3], g[4]}
+                        : (s[0] == 1 || s[0] == g[0]) && (s[1] == 1 || s[1] == hq) && s[3] == g[3];
+  return fits ? std::optional<TypeKey>(TypeKey{}) : std::nullopt;
+}
+
+}  // namespace
 
 std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, const TensorType& ty,
                                 const ParamAssignment& params) {
@@ -35,6 +58,7 @@ std::optional<TypeKey> type_key(const Term& t, const AxiomOp& op, size_t arg, co
   // _heads_masked form takes an attention bias of rank 4 ([B, H or 1, S, L]) sharing the batch;
   // its _kv_masked form takes K, V and the bias of rank 4 ([B, H, L, D]) with Q packed.
   if (n == "attention" || n == "ort_mha") {
+    if (op.name == "attention_grouped_masked") return grouped_key(t, arg, s, params);
     if (op.name.ends_with("_kv_masked"))
       return s.size() == (arg == 0 ? 3u : 4u) ? std::optional(TypeKey{s[0]}) : std::nullopt;
     if (op.name.ends_with("_heads_masked"))
@@ -118,6 +142,22 @@ bool mha_kv_may_fit(std::span<const std::optional<TensorType>> args) {
          m[2] == q[1] && m[3] == k[2];
 }
 
+// Grouped-query attention: Q [B, Hq, S, D], K and V [B, Hkv, L, D] with Hkv dividing Hq, the
+// mask [B or 1, Hq or 1, S, L]. Checked on each prefix of the arguments the instance search
+// has chosen, so that it stops early (four rank-4 shapes sharing only the batch are millions).
+bool grouped_may_fit(std::span<const std::optional<TensorType>> args) {
+  auto shape = [&](size_t i) { return i < args.size() && args[i] ? &args[i]->shape : nullptr; };
+  const Shape *q = shape(0), *k = shape(1), *v = shape(2), *m = shape(3);
+  for (const Shape* x : {q, k, v, m})
+    if (x && x->size() != 4) return false;
+  if (q && k && ((*q)[0] != (*k)[0] || (*q)[3] != (*k)[3] || (*q)[1] % (*k)[1] != 0)) return false;
+  if (k && v && *v != *k) return false;
+  if (q && m && ((*m)[0] != 1 && (*m)[0] != (*q)[0])) return false;
+  if (q && m && ((*m)[1] != 1 && (*m)[1] != (*q)[1])) return false;
+  if (q && m && (*m)[2] != (*q)[2]) return false;
+  return !(k && m && (*m)[3] != (*k)[2]);
+}
+
 }  // namespace
 
 bool arguments_may_fit(const AxiomOp& op, bool unpadded,
@@ -132,6 +172,7 @@ bool arguments_may_fit(const AxiomOp& op, bool unpadded,
   if (n == "conv" && given(2)) return conv_may_fit(*args[0], *args[1], unpadded);
   if ((n == "add" || n == "mul") && given(2)) return broadcast_may_fit(*args[0], *args[1]);
   if (n == "ort_mha" && op.name.ends_with("_kv_masked")) return mha_kv_may_fit(args);
+  if (op.name == "attention_grouped_masked") return grouped_may_fit(args);
   if ((n == "attention" || n == "ort_mha") && given(3))
     return attention_may_fit(*args[0], *args[1], *args[2]);
   return true;

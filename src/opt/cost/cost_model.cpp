@@ -146,7 +146,7 @@ double CostModel::node_cost(const OpDef& op, const Attrs& attrs,
                             std::span<const TensorType* const> in,
                             std::span<const uint8_t> in_constant,
                             const std::vector<TensorType>& out) {
-  if (!op.runtime.empty() && op.runtime != runtime()) return kNotRunHere;
+  if (not_run_here(op)) return kNotRunHere;
   uint64_t h = config_hash(op, attrs, in, in_constant, out, key_bytes_);
   auto it = memo_.find(h);
   if (it != memo_.end()) return it->second;
@@ -164,7 +164,7 @@ double CostModel::node_cost(const OpDef& op, const Attrs& attrs,
 double CostModel::node_cost(const Graph& g, NodeId id, const std::vector<uint8_t>& constant) {
   const Node& n = g.node(id);
   if (n.is_source() || constant[id]) return 0;
-  if (!n.op->runtime.empty() && n.op->runtime != runtime()) return kNotRunHere;
+  if (not_run_here(*n.op)) return kNotRunHere;
   uint64_t h = config_hash(g, n, constant, key_bytes_);
   auto it = memo_.find(h);
   if (it != memo_.end()) return it->second;

@@ -40,6 +40,11 @@ class CostModel {
   // one out where a rule can.
   virtual std::string_view runtime() const { return ""; }
   static constexpr double kNotRunHere = 1e12;  // microseconds
+  // The opset of the ONNX file the graph will be written to (0: none, or any): an operator
+  // that opset lacks (OpDef::onnx_since) costs kNotRunHere, so the search never writes one
+  // the file cannot hold.
+  void set_written_opset(int64_t opset) { written_opset_ = opset; }
+  int64_t written_opset() const { return written_opset_; }
   // One line saying what the model assumed: the machine, its measured peaks, calibration.
   virtual std::string assumptions() const = 0;
 
@@ -60,6 +65,11 @@ class CostModel {
  private:
   std::unordered_map<uint64_t, double> memo_;  // by hash of what config_key spells (lookup only)
   std::vector<unsigned char> key_bytes_;       // node_cost's scratch for that hash
+  int64_t written_opset_ = 0;
+  bool not_run_here(const OpDef& op) const {
+    return (!op.runtime.empty() && op.runtime != runtime()) ||
+           (written_opset_ > 0 && op.onnx_since > written_opset_);
+  }
 };
 
 }  // namespace graphsub::opt
