@@ -190,3 +190,64 @@ def test_check_with_stand_in_graphsub(zoo, tmp_path, mode, status, rc):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-v"]))
+
+
+def test_llama_kv_grouped_attention_is_onnx_attention_at_opset_23(zoo, tmp_path):
+    """The small Llama with a cache shares each key/value head among a group of query heads,
+    repeated before the products. With the fused operators allowed, graphsub writes ONNX's
+    Attention over the shared heads (rules/onnx_attention.rules) in a file of opset 23, one per
+    layer, equal to the export in ONNX Runtime with a padded row; in a file of the export's
+    opset 17, which has no Attention, none."""
+    import shutil
+
+    import onnx
+    import onnxruntime as ort
+
+    out_dir, manifest = zoo
+    entry = next(e for e in manifest["entries"] if e["name"] == "hf-llama-kv.ts")
+    src = str(out_dir / entry["file"])
+    command = shutil.which("graphsub", path=os.path.dirname(sys.executable))
+    assert command is not None
+
+    def optimize(name, *flags):
+        dst = str(tmp_path / name)
+        done = subprocess.run(
+            [command, "--quiet", "optimize", src, "-o", dst, "--target", "ort",
+             "--ort-contrib-ops", "--guard-runs", "0", "--dim", "total_sequence=4", *flags],
+            capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return dst, onnx.load(dst)
+
+    layers = sum(1 for n in onnx.load(src).graph.node if n.op_type == "Softmax")
+    assert layers >= 1
+    path, model = optimize("opset23.onnx", "--opset", "23")
+    assert [o.version for o in model.opset_import if o.domain == ""] == [23]
+    attention = [n for n in model.graph.node if n.op_type == "Attention" and n.domain == ""]
+    assert len(attention) == layers
+    assert not any(n.op_type == "Expand" for n in model.graph.node
+                   if n.output[0] in {i for a in attention for i in a.input})
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    reference = ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
+    written = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    rng = np.random.default_rng(3)
+    batch, seq, past = 2, 3, 5
+    feeds = {}
+    for i in reference.get_inputs():
+        if i.name == "input_ids":
+            feeds[i.name] = rng.integers(0, 50, (batch, seq)).astype(np.int64)
+        elif i.name == "attention_mask":
+            mask = np.ones((batch, past + seq), np.int64)
+            mask[1, :2] = 0  # a padded row
+            feeds[i.name] = mask
+        else:
+            heads, size = i.shape[1], i.shape[3]
+            feeds[i.name] = rng.standard_normal((batch, heads, past, size)).astype(np.float32)
+    for a, b in zip(reference.run(None, feeds), written.run(None, feeds)):
+        assert a.shape == b.shape
+        assert np.allclose(a, b, atol=1e-4, rtol=1e-4), float(np.max(np.abs(a - b)))
+
+    _, model17 = optimize("opset17.onnx")
+    assert [o.version for o in model17.opset_import if o.domain == ""] == [17]
+    assert not any(n.op_type == "Attention" and n.domain == "" for n in model17.graph.node)
