@@ -143,8 +143,8 @@ bool mha_kv_may_fit(std::span<const std::optional<TensorType>> args) {
 }
 
 // Grouped-query attention: Q [B, Hq, S, D], K and V [B, Hkv, L, D] with Hkv dividing Hq, the
-// mask [B or 1, Hq or 1, S, L]. Checked on each prefix of the arguments the instance search
-// has chosen, so that it stops early (four rank-4 shapes sharing only the batch are millions).
+// mask [B or 1, Hq or 1, S, L]: the arguments given must agree pairwise (absent ones, the
+// constants, pass); grouped_key has already held each against the repeat's target.
 bool grouped_may_fit(std::span<const std::optional<TensorType>> args) {
   auto shape = [&](size_t i) { return i < args.size() && args[i] ? &args[i]->shape : nullptr; };
   const Shape *q = shape(0), *k = shape(1), *v = shape(2), *m = shape(3);
