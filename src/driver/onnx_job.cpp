@@ -20,6 +20,7 @@
 #include "driver/job_support.h"
 #include "driver/latency_guard_step.h"
 #include "driver/nchwc_layout_step.h"
+#include "driver/opset_held_back.h"
 #include "driver/optimize_job.h"
 #include "driver/scratch_dir.h"
 #include "opt/cost/machine_profile.h"
@@ -186,6 +187,19 @@ class OnnxJob {
     report().ops_after = opt::op_counts(result().optimized);
     written_ = &result().optimized;
     observer_.optimized(m_.graph, result());
+    note_held_back_by_opset();
+  }
+
+  // Where a rule would have introduced an operator the written file's opset lacks (ONNX's
+  // Attention over grouped key/value heads in an opset-17 export), said, with the --opset
+  // that holds it.
+  void note_held_back_by_opset() {
+    const Graph& searched = result().searched_from ? *result().searched_from : m_.graph;
+    std::string line = describe_held_back(
+        held_back_by_opset(searched, lib_, cost_->written_opset()), cost_->written_opset());
+    if (line.empty()) return;
+    report().import_notes.push_back(line);
+    rep_.info(fmt::format("note: {}", line));
   }
 
   // The chains of reshapes and transposes written in the rule language before the search

@@ -248,6 +248,11 @@ def test_llama_kv_grouped_attention_is_onnx_attention_at_opset_23(zoo, tmp_path)
         assert a.shape == b.shape
         assert np.allclose(a, b, atol=1e-4, rtol=1e-4), float(np.max(np.abs(a - b)))
 
-    _, model17 = optimize("opset17.onnx")
+    report = tmp_path / "opset17.json"
+    _, model17 = optimize("opset17.onnx", "--report-json", str(report))
     assert [o.version for o in model17.opset_import if o.domain == ""] == [17]
     assert not any(n.op_type == "Attention" and n.domain == "" for n in model17.graph.node)
+    # ... and says what --opset 23 would let the search write.
+    notes = json.loads(report.read_text())["import"]["notes"]
+    held = [n for n in notes if "--opset 23" in n]
+    assert held and held[0].startswith(f"{layers} place"), notes
