@@ -162,8 +162,7 @@ class OnnxJob {
       cost_ = opt::make_cost_model(opts_, rep_);
     }
     // The file holds only operators of its opset (the input's unless --opset says).
-    int64_t source = m_.info->opset();
-    cost_->set_written_opset(o_.opset != 0 ? o_.opset : source != 0 ? source : 17);
+    cost_->set_written_opset(written_onnx_opset(o_.opset, m_.info.get()));
   }
 
   // The search, and the optimizer's check of its choice at the import's shapes (on the

@@ -33,13 +33,17 @@ const OpDef* newer_operator(const rules::Rule& r, int64_t opset) {
 std::vector<HeldBackOperator> held_back_by_opset(const Graph& g, const opt::RuleLibrary& lib,
                                                  int64_t opset) {
   if (opset <= 0) return {};
+  std::vector<std::pair<const opt::Transform*, const OpDef*>> rules;
+  for (const opt::Transform* t : lib.transforms()) {
+    const auto* rt = dynamic_cast<const opt::RuleTransform*>(t);
+    if (const OpDef* op = rt ? newer_operator(rt->rule(), opset) : nullptr)
+      rules.push_back({t, op});
+  }
+  if (rules.empty()) return {};  // the usual case: no graph index to build
   std::map<std::string, std::pair<int64_t, std::set<TensorRef>>> places;
   opt::GraphIndex ix(g);
   std::vector<opt::Match> matches;
-  for (const opt::Transform* t : lib.transforms()) {
-    const auto* rt = dynamic_cast<const opt::RuleTransform*>(t);
-    const OpDef* op = rt ? newer_operator(rt->rule(), opset) : nullptr;
-    if (!op) continue;
+  for (auto [t, op] : rules) {
     size_t n = t->find(ix, matches);
     for (size_t i = 0; i < n; ++i) {
       if (!opt::build_application(*t, ix, matches[i])) continue;

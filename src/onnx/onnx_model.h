@@ -26,6 +26,10 @@ namespace graphsub {
 inline constexpr int64_t kMinOnnxOpset = 1;
 inline constexpr int64_t kMinConvertedOpset = 7;
 int64_t newest_onnx_opset();
+struct OnnxModelInfo;
+// The opset a model is written at: `requested` (--opset) when given, else the source model's
+// default-domain opset, else 17.
+int64_t written_onnx_opset(int64_t requested, const OnnxModelInfo* info);
 
 // A graph input or output as declared in the file (names and element types are kept on
 // export; symbolic dimensions are written back symbolic, see OnnxModelInfo::symbolic).

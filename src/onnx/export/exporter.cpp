@@ -569,7 +569,7 @@ onnx::ModelProto Exporter::run() {
   precompute_weights(g_, /*generators_too=*/true);
   g_.remove_dead();
   g_.compact();
-  int64_t opset = opts_.opset ? opts_.opset : info_ && info_->opset() ? info_->opset() : 17;
+  int64_t opset = written_onnx_opset(opts_.opset, info_);
   if (opset < kMinOnnxOpset || opset > newest_onnx_opset())
     throw Error(fmt::format("export: opset {} is not supported ({} to {})", opset, kMinOnnxOpset,
                             newest_onnx_opset()));
@@ -594,6 +594,10 @@ onnx::ModelProto Exporter::run() {
 }
 
 }  // namespace
+
+int64_t written_onnx_opset(int64_t requested, const OnnxModelInfo* info) {
+  return requested ? requested : info && info->opset() ? info->opset() : 17;
+}
 
 std::string export_onnx_bytes(const Graph& g, const OnnxModelInfo* info,
                               const ExportOptions& opts) {
