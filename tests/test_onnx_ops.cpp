@@ -382,6 +382,57 @@ TEST(OnnxOps, GeluChainAsPyTorchWritesItIsOneOperator) {
   }
 }
 
+// RMS normalization as transformers' Llama and T5 write it imports as one rms_norm: the
+// square as Pow(x, 2) or x * x, 1 / rms times x or x / rms, the scale on either side (and all
+// ones, as a freshly initialized model's is, which would otherwise go as a neutral product).
+// Reducing another axis than the last, or another power, is not the normalization.
+TEST(OnnxOps, RmsNormAsTransformersWritesItIsOneOperator) {
+  for (int variant : {0, 1, 2, 3, 4}) {
+    OnnxBuilder b(17);
+    b.input("x", {2, 3, 8});
+    if (variant == 2) {
+      b.node("Mul", {"x", "x"}, {"sq"});
+    } else {
+      b.init_floats("exponent", {variant == 4 ? 3.f : 2.f}, Shape{});
+      b.node("Pow", {"x", "exponent"}, {"sq"});
+    }
+    auto& mean = b.node("ReduceMean", {"sq"}, {"ms"});
+    OnnxBuilder::attr(mean, "axes", std::vector<int64_t>{variant == 3 ? 1 : -1});
+    b.init_floats("eps", {1e-6f}, Shape{});
+    b.node("Add", {"ms", "eps"}, {"me"});
+    b.node("Sqrt", {"me"}, {"rms"});
+    if (variant == 2) {
+      b.node("Div", {"x", "rms"}, {"norm"});
+    } else {
+      b.init_floats("one", {1.f}, Shape{});
+      b.node("Div", {"one", "rms"}, {"inv"});
+      b.node("Mul", {"x", "inv"}, {"norm"});
+    }
+    if (variant == 1)
+      b.init_floats("g", std::vector<float>(8, 1.f), Shape{8});
+    else
+      b.init("g", {8});
+    b.node("Mul",
+           variant == 2 ? std::vector<std::string>{"norm", "g"}
+                        : std::vector<std::string>{"g", "norm"},
+           {"y"});
+    b.output("y", {2, 3, 8});
+    ImportedModel m = agree(b, fmt::format("rms_norm_{}", variant));
+    auto n = testing::op_counts(m.graph);
+    bool fused = variant <= 2;
+    EXPECT_EQ(n["rms_norm"], fused ? 1 : 0) << variant;
+    EXPECT_EQ(n["sqrt"], fused ? 0 : 1) << variant;
+    if (fused) {
+      EXPECT_EQ(m.graph.num_ops(), 1u) << variant;
+      for (NodeId id = 0; id < m.graph.num_slots(); ++id) {
+        if (m.graph.alive(id) && m.graph.node(id).op->name == "rms_norm") {
+          EXPECT_FLOAT_EQ(static_cast<float>(m.graph.node(id).attrs.f("epsilon")), 1e-6f);
+        }
+      }
+    }
+  }
+}
+
 // torch's guard after an attention softmax, Where(IsNaN(p), 0, p), is one operator
 // (nan_to_zero), written back as the same two nodes; the square roots of negative inputs give
 // it NaNs to zero. A Where with another fill value or another tested tensor stays opaque.

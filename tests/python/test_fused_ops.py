@@ -519,6 +519,65 @@ def test_onnx_runtime_fuses_an_add_before_a_layernorm_and_not_a_sum(tmp_path):
     assert sorted(_residual_norm("Sum", tmp_path)) == ["LayerNormalization", "Sum"]
 
 
+def _transformers_rms_norm(opset):
+    """RMS normalization as transformers' Llama writes it: x * (1 / sqrt(mean(x^2) + eps)) * g,
+    the scale all ones as a freshly initialized model's, at `opset` (ReduceMean's axes an
+    input from 18)."""
+    def const(name, value, shape=()):
+        return helper.make_tensor(name, TensorProto.FLOAT, list(shape), np.ravel(value).tolist())
+    inits = [const("two", 2.0), const("eps", 1e-6), const("one", 1.0),
+             const("g", np.ones(H), [H])]
+    mean_inputs = ["sq"]
+    mean_attrs = {"axes": [-1]}
+    if opset >= 18:
+        inits.append(helper.make_tensor("axes", TensorProto.INT64, [1], [-1]))
+        mean_inputs, mean_attrs = ["sq", "axes"], {}
+    nodes = [helper.make_node("Pow", ["x", "two"], ["sq"]),
+             helper.make_node("ReduceMean", mean_inputs, ["ms"], keepdims=1, **mean_attrs),
+             helper.make_node("Add", ["ms", "eps"], ["me"]),
+             helper.make_node("Sqrt", ["me"], ["rms"]),
+             helper.make_node("Div", ["one", "rms"], ["inv"]),
+             helper.make_node("Mul", ["x", "inv"], ["norm"]),
+             helper.make_node("Mul", ["g", "norm"], ["y"])]
+    graph = helper.make_graph(nodes, "rms_norm", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, X)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, X)],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def _onnx_runtime_runs(model, tmp_path):
+    """The op_types ONNX Runtime's optimizer (level "all") leaves of `model`."""
+    src, out = str(tmp_path / "model.onnx"), str(tmp_path / "model.ort.onnx")
+    onnx.save(model, src)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.optimized_model_filepath = out
+    ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(out).graph.node]
+
+
+@pytest.mark.parametrize("source", ["transformers opset 17", "transformers opset 18",
+                                    "SimplifiedLayerNormalization"])
+def test_an_rms_norm_is_read_whole_and_written_as_onnx_runtime_fuses_it(source, tmp_path):
+    # Read as one rms_norm, written below opset 23 as the form ONNX Runtime's own fusion
+    # matches, so that it runs one SimplifiedLayerNormalization kernel, not seven.
+    if source == "SimplifiedLayerNormalization":
+        model = CASES[source]()
+    else:
+        model = _transformers_rms_norm(int(source.split()[-1]))
+    assert _onnx_runtime_runs(model, tmp_path) == ["SimplifiedLayerNormalization"]
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path))
+    read_as = "ort_simplified_layernorm" if source in CASES else "rms_norm"
+    assert report["graph_ops"]["by_op"][read_as]["after"] == 1, report["graph_ops"]
+    assert report["graph_ops"]["after"] == 1
+    assert "Sqrt" in [n.op_type for n in out.graph.node]  # the composition, not one node
+    assert _onnx_runtime_runs(out, tmp_path) == ["SimplifiedLayerNormalization"]
+    feeds = feeds_for(model)
+    assert_close(run_ort(model, feeds), run_ort(out, feeds), source)
+
+
 # Rules over the rotary operators and neg are proved from their axioms, and a sign error in the
 # rotation is refuted (graphsub verify).
 ROTARY_RULES = """

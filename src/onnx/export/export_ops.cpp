@@ -494,20 +494,20 @@ void layernorm(Ctx& x) {
   }
 }
 
-// rms_norm: RMSNormalization from opset 23; before, its function body (x * 1/sqrt(mean(x^2) +
-// eps) * scale over the axes from `axis`).
+// rms_norm: RMSNormalization from opset 23; before, x / sqrt(mean(x^2) + eps) * scale over the
+// axes from `axis`, in the form ONNX Runtime's SimplifiedLayerNormFusion matches (Pow by 2 and
+// Div; ONNX's function body, x * x and Reciprocal, is not fused there and runs as seven kernels).
 void rms_norm(Ctx& x) {
   std::vector<int64_t> axes;
   if (normalization_node(x, "RMSNormalization", 23, axes)) return;
   float eps = static_cast<float>(x.n.attrs.f("epsilon"));
   std::string sq = x.tmp("sq"), ms = x.tmp("mean_sq"), me = x.tmp("mean_sq_eps"),
-              rms = x.tmp("rms"), inv = x.tmp("inv_rms"), norm = x.tmp("norm");
-  x.node("Mul", {x.in[0], x.in[0]}, {sq});
+              rms = x.tmp("rms"), norm = x.tmp("norm");
+  x.node("Pow", {x.in[0], x.c.float_const(x.base + "_two", 2.0f)}, {sq});
   reduce_mean_node(x, sq, ms, axes, 1);
   x.node("Add", {ms, x.c.float_const(x.base + "_eps", eps)}, {me});
   x.node("Sqrt", {me}, {rms});
-  x.node("Reciprocal", {rms}, {inv});
-  x.node("Mul", {x.in[0], inv}, {norm});
+  x.node("Div", {x.in[0], rms}, {norm});
   x.node("Mul", {norm, x.in[1]}, {x.out[0]});
 }
 

@@ -83,6 +83,62 @@ std::optional<TensorRef> gelu_input(ImportContext& c, TensorRef a, TensorRef b) 
   return std::nullopt;
 }
 
+// RMS normalization as transformers' Llama and T5 write it (before ONNX's RMSNormalization,
+// opset 23): x / sqrt(mean(x^2) + eps) * g over the last axis, the division written as
+// x * (1 / rms) or x / rms, the square as Pow(x, 2) or x * x, and g a constant as long as the
+// last axis, this node (a, b) being the product with g. One operator, like layernorm, so that
+// the search sees the normalization whole: its parts are not folded elsewhere (the scale into
+// the next MatMul), which would keep ONNX Runtime from running its own fused kernel, and the
+// generated rules that take rms_norm apply. Returns (x, g, eps).
+struct RmsNormParts {
+  TensorRef x, scale;
+  float epsilon;
+};
+
+std::optional<RmsNormParts> rms_norm_parts(ImportContext& c, TensorRef a, TensorRef b) {
+  auto is = [&](TensorRef t, const char* op, size_t inputs) -> const Node* {
+    const Node& n = c.g.node(t.node);
+    return n.op->name == op && n.inputs.size() == inputs ? &n : nullptr;
+  };
+  for (auto [t, g] : {std::pair{a, b}, std::pair{b, a}}) {
+    const Shape& ts = c.shape(t);
+    if (ts.size() < 2 || c.shape(g) != Shape{ts.back()} || !c.const_floats(g)) continue;
+    // x / rms, or x * (1 / rms) in either order.
+    std::optional<TensorRef> x, rms;
+    if (const Node* d = is(t, "div", 2)) {
+      x = d->inputs[0];
+      rms = d->inputs[1];
+    } else if (const Node* m = is(t, "mul", 2)) {
+      for (size_t j : {0u, 1u}) {
+        const Node* inv = is(m->inputs[1 - j], "div", 2);
+        auto one = inv ? scalar_of(c, inv->inputs[0]) : std::nullopt;
+        if (one && *one == 1.0f) {
+          x = m->inputs[j];
+          rms = inv->inputs[1];
+        }
+      }
+    }
+    if (!x || c.shape(*x) != ts) continue;
+    const Node* root = is(*rms, "sqrt", 1);
+    const Node* sum = root ? is(root->inputs[0], "add", 2) : nullptr;
+    if (!sum) continue;
+    for (size_t j : {0u, 1u}) {
+      auto eps = scalar_of(c, sum->inputs[1 - j]);
+      const Node* mean = is(sum->inputs[j], "reduce_mean", 1);
+      if (!eps || !mean || mean->attrs.i("keepdims") != 1 ||
+          mean->attrs.ints("axes") != std::vector<int64_t>{static_cast<int64_t>(ts.size()) - 1})
+        continue;
+      TensorRef sq = mean->inputs[0];
+      const Node* p = is(sq, "pow", 1);
+      const Node* m = is(sq, "ewmul", 2);
+      bool square = (p && p->inputs[0] == *x && p->attrs.f("exponent") == 2.0) ||
+                    (m && m->inputs[0] == *x && m->inputs[1] == *x);
+      if (square) return RmsNormParts{*x, g, *eps};
+    }
+  }
+  return std::nullopt;
+}
+
 // True when `k` is a constant of which every element is `value` and whose broadcast against
 // `x` leaves x's shape: then x + 0, x - 0, x * 1 and x / 1 are x, exactly (up to the sign of
 // a zero). Randomly initialized exports are full of such biases (torchvision and timm zero
@@ -105,6 +161,13 @@ std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
   TensorRef a = c.data(n, 0), b = c.data(n, 1);
   static const char* bcast[] = {"add", "sub", "mul", "div"};
   const float unit = Kind < 2 ? 0.0f : 1.0f;
+  // Before the neutral product: a freshly initialized model's norm scale is all ones, and
+  // the scale's Mul is what ONNX Runtime's fusion of the normalization needs.
+  if (Kind == 2)
+    if (auto r = rms_norm_parts(c, a, b))
+      return {c.op(n, "rms_norm", {r->x, r->scale},
+                   {{"axis", static_cast<int64_t>(c.shape(r->x).size()) - 1},
+                    {"epsilon", static_cast<double>(r->epsilon)}})};
   if (neutral(c, a, b, unit) || (Kind % 2 == 0 && neutral(c, b, a, unit))) {
     ++c.summary.no_ops;
     return {neutral(c, a, b, unit) ? a : b};
