@@ -433,6 +433,49 @@ TEST(OnnxOps, RmsNormAsTransformersWritesItIsOneOperator) {
   }
 }
 
+// PyTorch's LayerNorm before opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul,
+// Add) imports as one layernorm: with its bias, and as a freshly initialized model has it
+// (scale all ones, bias all zeros: the bias Add is then a neutral one). The mean taken over
+// another axis than the variance's, or of another tensor, is not the normalization.
+TEST(OnnxOps, LayerNormAsPyTorchWritesItBeforeOpset17IsOneOperator) {
+  for (int variant : {0, 1, 2, 3}) {
+    OnnxBuilder b(14);
+    b.input("x", {2, 3, 8});
+    b.input("z", {2, 3, 8});
+    auto& mean = b.node("ReduceMean", {variant == 3 ? "z" : "x"}, {"m"});
+    OnnxBuilder::attr(mean, "axes", std::vector<int64_t>{variant == 2 ? 1 : -1});
+    b.node("Sub", {"x", "m"}, {"d"});
+    b.init_floats("two", {2.f}, Shape{});
+    b.node("Pow", {"d", "two"}, {"sq"});
+    auto& var = b.node("ReduceMean", {"sq"}, {"v"});
+    OnnxBuilder::attr(var, "axes", std::vector<int64_t>{-1});
+    b.init_floats("eps", {1e-5f}, Shape{});
+    b.node("Add", {"v", "eps"}, {"ve"});
+    b.node("Sqrt", {"ve"}, {"s"});
+    b.node("Div", {"d", "s"}, {"norm"});
+    if (variant == 1) {
+      b.init_floats("g", std::vector<float>(8, 1.f), Shape{8});
+      b.init_floats("beta", std::vector<float>(8, 0.f), Shape{8});
+    } else {
+      b.init("g", {8});
+      b.init("beta", {8}, 11);
+    }
+    b.node("Mul", {"norm", "g"}, {"scaled"});
+    b.node("Add", {"scaled", "beta"}, {"y"});
+    b.output("y", {2, 3, 8});
+    ImportedModel m = agree(b, fmt::format("layernorm_{}", variant));
+    auto n = testing::op_counts(m.graph);
+    bool whole = variant <= 1;
+    EXPECT_EQ(n["layernorm"], whole ? 1 : 0) << variant;
+    EXPECT_EQ(m.graph.num_ops(), whole ? 1u : m.graph.num_ops()) << variant;
+    for (NodeId id = 0; whole && id < m.graph.num_slots(); ++id) {
+      if (m.graph.alive(id) && m.graph.node(id).op->name == "layernorm") {
+        EXPECT_EQ(m.graph.node(id).inputs.size(), variant == 0 ? 3u : 2u);
+      }
+    }
+  }
+}
+
 // torch's guard after an attention softmax, Where(IsNaN(p), 0, p), is one operator
 // (nan_to_zero), written back as the same two nodes; the square roots of negative inputs give
 // it NaNs to zero. A Where with another fill value or another tested tensor stays opaque.

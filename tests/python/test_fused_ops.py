@@ -519,14 +519,26 @@ def test_onnx_runtime_fuses_an_add_before_a_layernorm_and_not_a_sum(tmp_path):
     assert sorted(_residual_norm("Sum", tmp_path)) == ["LayerNormalization", "Sum"]
 
 
+def _float(name, value, shape=()):
+    return helper.make_tensor(name, TensorProto.FLOAT, list(shape), np.ravel(value).tolist())
+
+
+def _x_to_y_model(nodes, inits, opset):
+    """A model of `nodes` from input x to output y, both of shape X."""
+    graph = helper.make_graph(nodes, "norm", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, X)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, X)],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
 def _transformers_rms_norm(opset):
     """RMS normalization as transformers' Llama writes it: x * (1 / sqrt(mean(x^2) + eps)) * g,
     the scale all ones as a freshly initialized model's, at `opset` (ReduceMean's axes an
     input from 18)."""
-    def const(name, value, shape=()):
-        return helper.make_tensor(name, TensorProto.FLOAT, list(shape), np.ravel(value).tolist())
-    inits = [const("two", 2.0), const("eps", 1e-6), const("one", 1.0),
-             const("g", np.ones(H), [H])]
+    inits = [_float("two", 2.0), _float("eps", 1e-6), _float("one", 1.0),
+             _float("g", np.ones(H), [H])]
     mean_inputs = ["sq"]
     mean_attrs = {"axes": [-1]}
     if opset >= 18:
@@ -539,12 +551,7 @@ def _transformers_rms_norm(opset):
              helper.make_node("Div", ["one", "rms"], ["inv"]),
              helper.make_node("Mul", ["x", "inv"], ["norm"]),
              helper.make_node("Mul", ["g", "norm"], ["y"])]
-    graph = helper.make_graph(nodes, "rms_norm", [helper.make_tensor_value_info(
-        "x", TensorProto.FLOAT, X)], [helper.make_tensor_value_info("y", TensorProto.FLOAT, X)],
-        inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    return _x_to_y_model(nodes, inits, opset)
 
 
 def _onnx_runtime_runs(model, tmp_path):
@@ -575,6 +582,55 @@ def test_an_rms_norm_is_read_whole_and_written_as_onnx_runtime_fuses_it(source, 
     assert "Sqrt" in [n.op_type for n in out.graph.node]  # the composition, not one node
     assert _onnx_runtime_runs(out, tmp_path) == ["SimplifiedLayerNormalization"]
     feeds = feeds_for(model)
+    assert_close(run_ort(model, feeds), run_ort(out, feeds), source)
+
+
+def _torch_layer_norm(fresh):
+    """PyTorch's LayerNorm before opset 17 (opset 14): its composition, with the scale and bias
+    of a freshly initialized model (ones, zeros) or of a trained one."""
+    rng = np.random.default_rng(5)
+    inits = [_float("two", 2.0), _float("eps", 1e-5),
+             _float("g", np.ones(H) if fresh else rng.standard_normal(H), [H]),
+             _float("b", np.zeros(H) if fresh else rng.standard_normal(H), [H])]
+    nodes = [helper.make_node("ReduceMean", ["x"], ["m"], axes=[-1]),
+             helper.make_node("Sub", ["x", "m"], ["d"]),
+             helper.make_node("Pow", ["d", "two"], ["sq"]),
+             helper.make_node("ReduceMean", ["sq"], ["v"], axes=[-1]),
+             helper.make_node("Add", ["v", "eps"], ["ve"]),
+             helper.make_node("Sqrt", ["ve"], ["s"]),
+             helper.make_node("Div", ["d", "s"], ["norm"]),
+             helper.make_node("Mul", ["norm", "g"], ["scaled"]),
+             helper.make_node("Add", ["scaled", "b"], ["y"])]
+    return _x_to_y_model(nodes, inits, 14)
+
+
+@pytest.mark.parametrize("source", ["torch opset 14 fresh", "torch opset 14 trained",
+                                    "LayerNormalization to opset 16",
+                                    "LayerNormalization without bias to opset 16"])
+def test_a_layernorm_below_opset_17_is_read_whole_and_written_as_onnx_runtime_fuses_it(
+        source, tmp_path):
+    # Written below opset 17 as the composition ONNX Runtime's LayerNormFusion matches (Pow,
+    # and the bias Add even where there is none), so that it runs one kernel, not nine.
+    opset = None
+    if source.startswith("torch"):
+        model = _torch_layer_norm("fresh" in source)
+    else:
+        names = ["x", "g"] if "without" in source else ["x", "g", "b"]
+        model = one_node_model("LayerNormalization", [(n, X if n == "x" else [H]) for n in names],
+                               [("y", X)], domain="", epsilon=1e-5)
+        del model.graph.input[1:]  # g (and b) as initializers: ONNX Runtime fuses constants
+        rng = np.random.default_rng(6)
+        model.graph.initializer.extend(helper.make_tensor(n, TensorProto.FLOAT, [H],
+                                                          rng.standard_normal(H).tolist())
+                                       for n in names[1:])
+        opset = 16
+    assert _onnx_runtime_runs(model, tmp_path) == ["LayerNormalization"]
+    out, report = graphsub.optimize(model, target="onednn", cache_dir=str(tmp_path), opset=opset)
+    assert report["graph_ops"]["by_op"]["layernorm"]["after"] == 1, report["graph_ops"]
+    assert report["graph_ops"]["after"] == 1
+    assert "Sqrt" in [n.op_type for n in out.graph.node]  # the composition, not one node
+    assert _onnx_runtime_runs(out, tmp_path) == ["LayerNormalization"]
+    feeds = feeds_for(out)
     assert_close(run_ort(model, feeds), run_ort(out, feeds), source)
 
 

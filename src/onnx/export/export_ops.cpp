@@ -471,27 +471,30 @@ bool normalization_node(Ctx& x, const char* op_type, int64_t since, std::vector<
   return false;
 }
 
+// layernorm below opset 17: (x - mean) / sqrt(mean((x - mean)^2) + eps) * scale + bias, in the
+// form ONNX Runtime's LayerNormFusion turns into one kernel: the square as Pow by 2 and the
+// bias Add always there (zeros where the operator has none), without which it runs as nine.
 void layernorm(Ctx& x) {
   std::vector<int64_t> axes;
   if (normalization_node(x, "LayerNormalization", 17, axes)) return;
-  // (x - mean) / sqrt(var + eps) * scale + bias over the axes from `axis`.
   float eps = static_cast<float>(x.n.attrs.f("epsilon"));
   std::string mean = x.tmp("mean"), d = x.tmp("centred"), sq = x.tmp("sq"), var = x.tmp("var"),
-              ve = x.tmp("var_eps"), sd = x.tmp("std"), norm = x.tmp("norm");
+              ve = x.tmp("var_eps"), sd = x.tmp("std"), norm = x.tmp("norm"),
+              scaled = x.tmp("scaled");
   reduce_mean_node(x, x.in[0], mean, axes, 1);
   x.node("Sub", {x.in[0], mean}, {d});
-  x.node("Mul", {d, d}, {sq});
+  x.node("Pow", {d, x.c.float_const(x.base + "_two", 2.0f)}, {sq});
   reduce_mean_node(x, sq, var, axes, 1);
   x.node("Add", {var, x.c.float_const(x.base + "_eps", eps)}, {ve});
   x.node("Sqrt", {ve}, {sd});
   x.node("Div", {d, sd}, {norm});
-  if (x.in.size() > 2) {
-    std::string scaled = x.tmp("scaled");
-    x.node("Mul", {norm, x.in[1]}, {scaled});
-    x.node("Add", {scaled, x.in[2]}, {x.out[0]});
-  } else {
-    x.node("Mul", {norm, x.in[1]}, {x.out[0]});
-  }
+  x.node("Mul", {norm, x.in[1]}, {scaled});
+  const Shape& norm_shape = x.c.shape(x.n.inputs[1]);
+  std::string bias = x.in.size() > 2
+                         ? x.in[2]
+                         : float_tensor(x, "no_bias", norm_shape,
+                                        std::vector<float>(static_cast<size_t>(numel(norm_shape))));
+  x.node("Add", {scaled, bias}, {x.out[0]});
 }
 
 // rms_norm: RMSNormalization from opset 23; before, x / sqrt(mean(x^2) + eps) * scale over the

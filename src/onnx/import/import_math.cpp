@@ -139,6 +139,32 @@ std::optional<RmsNormParts> rms_norm_parts(ImportContext& c, TensorRef a, Tensor
   return std::nullopt;
 }
 
+// x0 when `x` is x0 - mean(x0) over the last axis: an RMS normalization of it is a layer
+// normalization of x0 (PyTorch's LayerNorm before opset 17 exports as that composition).
+std::optional<TensorRef> centred_input(ImportContext& c, TensorRef x) {
+  const Node& d = c.g.node(x.node);
+  if (d.op->name != "sub" || d.inputs.size() != 2) return std::nullopt;
+  const Node& m = c.g.node(d.inputs[1].node);
+  int64_t last = static_cast<int64_t>(c.shape(x).size()) - 1;
+  if (m.op->name != "reduce_mean" || m.inputs[0] != d.inputs[0] || m.attrs.i("keepdims") != 1 ||
+      m.attrs.ints("axes") != std::vector<int64_t>{last} || c.shape(d.inputs[0]) != c.shape(x))
+    return std::nullopt;
+  return d.inputs[0];
+}
+
+// A layernorm without bias plus a constant as long as the last axis is the layernorm with it.
+std::optional<TensorRef> layernorm_with_bias(ImportContext& c, const NodeProto& n, TensorRef a,
+                                             TensorRef b) {
+  for (auto [t, bias] : {std::pair{a, b}, std::pair{b, a}}) {
+    const Node& ln = c.g.node(t.node);
+    if (ln.op->name != "layernorm" || ln.inputs.size() != 2 || !c.const_floats(bias) ||
+        c.shape(bias) != c.shape(ln.inputs[1]))
+      continue;
+    return c.op(n, "layernorm", {ln.inputs[0], ln.inputs[1], bias}, ln.attrs);
+  }
+  return std::nullopt;
+}
+
 // True when `k` is a constant of which every element is `value` and whose broadcast against
 // `x` leaves x's shape: then x + 0, x - 0, x * 1 and x / 1 are x, exactly (up to the sign of
 // a zero). Randomly initialized exports are full of such biases (torchvision and timm zero
@@ -164,14 +190,18 @@ std::vector<TensorRef> binary(ImportContext& c, const NodeProto& n) {
   // Before the neutral product: a freshly initialized model's norm scale is all ones, and
   // the scale's Mul is what ONNX Runtime's fusion of the normalization needs.
   if (Kind == 2)
-    if (auto r = rms_norm_parts(c, a, b))
-      return {c.op(n, "rms_norm", {r->x, r->scale},
-                   {{"axis", static_cast<int64_t>(c.shape(r->x).size()) - 1},
-                    {"epsilon", static_cast<double>(r->epsilon)}})};
+    if (auto r = rms_norm_parts(c, a, b)) {
+      Attrs at{{"axis", static_cast<int64_t>(c.shape(r->x).size()) - 1},
+               {"epsilon", static_cast<double>(r->epsilon)}};
+      if (auto x = centred_input(c, r->x)) return {c.op(n, "layernorm", {*x, r->scale}, at)};
+      return {c.op(n, "rms_norm", {r->x, r->scale}, at)};
+    }
   if (neutral(c, a, b, unit) || (Kind % 2 == 0 && neutral(c, b, a, unit))) {
     ++c.summary.no_ops;
     return {neutral(c, a, b, unit) ? a : b};
   }
+  if (Kind == 0)
+    if (auto y = layernorm_with_bias(c, n, a, b)) return {*y};
   if (Kind == 2 && c.shape(a) == c.shape(b))
     if (auto y = gated_activation(c, n, a, b)) return {*y};
   if (Kind == 2)
