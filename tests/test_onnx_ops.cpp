@@ -385,9 +385,10 @@ TEST(OnnxOps, GeluChainAsPyTorchWritesItIsOneOperator) {
 // RMS normalization as transformers' Llama and T5 write it imports as one rms_norm: the
 // square as Pow(x, 2) or x * x, 1 / rms times x or x / rms, the scale on either side (and all
 // ones, as a freshly initialized model's is, which would otherwise go as a neutral product).
-// Reducing another axis than the last, or another power, is not the normalization.
+// Reducing another axis than the last, or another power, is not the normalization. Variant 5
+// is torch's dynamo exporter's form, 1 / rms as Reciprocal.
 TEST(OnnxOps, RmsNormAsTransformersWritesItIsOneOperator) {
-  for (int variant : {0, 1, 2, 3, 4}) {
+  for (int variant : {0, 1, 2, 3, 4, 5}) {
     OnnxBuilder b(17);
     b.input("x", {2, 3, 8});
     if (variant == 2) {
@@ -403,6 +404,9 @@ TEST(OnnxOps, RmsNormAsTransformersWritesItIsOneOperator) {
     b.node("Sqrt", {"me"}, {"rms"});
     if (variant == 2) {
       b.node("Div", {"x", "rms"}, {"norm"});
+    } else if (variant == 5) {
+      b.node("Reciprocal", {"rms"}, {"inv"});
+      b.node("Mul", {"x", "inv"}, {"norm"});
     } else {
       b.init_floats("one", {1.f}, Shape{});
       b.node("Div", {"one", "rms"}, {"inv"});
@@ -419,7 +423,7 @@ TEST(OnnxOps, RmsNormAsTransformersWritesItIsOneOperator) {
     b.output("y", {2, 3, 8});
     ImportedModel m = agree(b, fmt::format("rms_norm_{}", variant));
     auto n = testing::op_counts(m.graph);
-    bool fused = variant <= 2;
+    bool fused = variant <= 2 || variant == 5;
     EXPECT_EQ(n["rms_norm"], fused ? 1 : 0) << variant;
     EXPECT_EQ(n["sqrt"], fused ? 0 : 1) << variant;
     if (fused) {

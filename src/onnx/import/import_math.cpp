@@ -246,6 +246,13 @@ std::vector<TensorRef> where(ImportContext& c, const NodeProto& n) {
   return {c.op(n, "nan_to_zero", {c.data(n, 2)})};
 }
 
+// Reciprocal is 1 / x: read as that division, one operator for the rules and for the RMS
+// normalization's reading (torch's dynamo exporter writes rsqrt as Reciprocal(Sqrt(x))).
+std::vector<TensorRef> reciprocal(ImportContext& c, const NodeProto& n) {
+  TensorRef one = c.float_weight(n.name() + "_one", Shape{}, {1.0f});
+  return {c.op(n, "div", {one, c.data(n, 0)})};
+}
+
 template <const char* Op>
 std::vector<TensorRef> unary(ImportContext& c, const NodeProto& n) {
   return {c.op(n, Op, {c.data(n, 0)})};
@@ -416,6 +423,7 @@ void add_math_converters(std::map<std::string, Converter>& t) {
   t["Erf"] = unary<kErf>;
   t["Exp"] = unary<kExp>;
   t["Sqrt"] = unary<kSqrt>;
+  t["Reciprocal"] = reciprocal;
   t["Gelu"] = gelu;
   t["Where"] = where;
   t["Clip"] = clip;
