@@ -256,3 +256,49 @@ def test_llama_kv_grouped_attention_is_onnx_attention_at_opset_23(zoo, tmp_path)
     notes = json.loads(report.read_text())["import"]["notes"]
     held = [n for n in notes if "--opset 23" in n]
     assert held and held[0].startswith(f"{layers} place"), notes
+
+
+@pytest.mark.parametrize("exporter", ["ts", "dynamo"])
+def test_llama_rms_norms_are_read_whole_and_run_fused_in_onnx_runtime(zoo, tmp_path, exporter):
+    """The small Llama's RMS norms (scale all ones, as transformers initializes them; rsqrt
+    written as Div of 1 by TorchScript, as Reciprocal by dynamo, a form ONNX Runtime 1.31 does
+    not fuse in the export itself) are each read as one rms_norm and written in the form ONNX
+    Runtime fuses: its optimizer leaves no Pow or Sqrt in graphsub's file, one fused kernel
+    per norm, and the outputs equal the export's."""
+    import shutil
+
+    import onnx
+    import onnxruntime as ort
+
+    out_dir, manifest = zoo
+    entry = next(e for e in manifest["entries"] if e["name"] == f"hf-llama-kv.{exporter}")
+    src = str(out_dir / entry["file"])
+    dst, report = str(tmp_path / "out.onnx"), tmp_path / "report.json"
+    command = shutil.which("graphsub", path=os.path.dirname(sys.executable))
+    dims = [f"{k}={v}" for k, v in entry["graphsub_dims"].items()]
+    done = subprocess.run(
+        [command, "--quiet", "optimize", src, "-o", dst, "--target", "ort", "--guard-runs", "0",
+         "--report-json", str(report)] + [a for d in dims for a in ("--dim", d)],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    by_op = json.loads(report.read_text())["graph_ops"]["by_op"]
+    norms = by_op["rms_norm"]["before"]
+    assert norms >= 3 and "sqrt" not in by_op, by_op
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.optimized_model_filepath = str(tmp_path / "out.ort.onnx")
+    written = ort.InferenceSession(dst, opts, providers=["CPUExecutionProvider"])
+    ran = [n.op_type for n in onnx.load(opts.optimized_model_filepath).graph.node]
+    assert "Pow" not in ran and "Sqrt" not in ran, ran
+    assert ran.count("SimplifiedLayerNormalization") + ran.count(
+        "SkipSimplifiedLayerNormalization") == norms, ran
+
+    plain = ort.SessionOptions()
+    plain.log_severity_level = 3
+    reference = ort.InferenceSession(src, plain, providers=["CPUExecutionProvider"])
+    feeds = check_zoo.make_inputs(entry["inputs"], entry["dims"], entry["input_seed"], 0)
+    for a, b in zip(reference.run(None, feeds), written.run(None, feeds)):
+        assert a.shape == b.shape
+        assert np.allclose(a, b, atol=1e-4, rtol=1e-4), float(np.max(np.abs(a - b)))
