@@ -488,6 +488,17 @@ def test_an_attention_bias_that_onnx_runtime_does_not_broadcast_is_kept_opaque()
         graphsub.evaluate(model, feeds_for(model))
 
 
+def _onnx_runtime_runs(model, tmp_path):
+    """The op_types ONNX Runtime's optimizer (level "all") leaves of `model`."""
+    src, out = str(tmp_path / "model.onnx"), str(tmp_path / "model.ort.onnx")
+    onnx.save(model, src)
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.optimized_model_filepath = out
+    ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
+    return [n.op_type for n in onnx.load(out).graph.node]
+
+
 def _residual_norm(op_type, tmp_path):
     """x + r (written as `op_type`: Add or Sum) feeding a LayerNormalization, saved as ONNX
     Runtime's optimizer (level "all") leaves it; returns the op_types it ran."""
@@ -503,13 +514,7 @@ def _residual_norm(op_type, tmp_path):
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])], [gamma, beta])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    src, out = str(tmp_path / f"{op_type}.onnx"), str(tmp_path / f"{op_type}.opt.onnx")
-    onnx.save(model, src)
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    opts.optimized_model_filepath = out
-    ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
-    return [n.op_type for n in onnx.load(out).graph.node]
+    return _onnx_runtime_runs(model, tmp_path)
 
 
 def test_onnx_runtime_fuses_an_add_before_a_layernorm_and_not_a_sum(tmp_path):
@@ -552,17 +557,6 @@ def _transformers_rms_norm(opset):
              helper.make_node("Mul", ["x", "inv"], ["norm"]),
              helper.make_node("Mul", ["g", "norm"], ["y"])]
     return _x_to_y_model(nodes, inits, opset)
-
-
-def _onnx_runtime_runs(model, tmp_path):
-    """The op_types ONNX Runtime's optimizer (level "all") leaves of `model`."""
-    src, out = str(tmp_path / "model.onnx"), str(tmp_path / "model.ort.onnx")
-    onnx.save(model, src)
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    opts.optimized_model_filepath = out
-    ort.InferenceSession(src, opts, providers=["CPUExecutionProvider"])
-    return [n.op_type for n in onnx.load(out).graph.node]
 
 
 @pytest.mark.parametrize("source", ["transformers opset 17", "transformers opset 18",
